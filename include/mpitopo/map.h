@@ -1,0 +1,81 @@
+#ifndef MPITOPO_MAP_H
+#define MPITOPO_MAP_H
+#ifndef MPITOPO_INSIDE_H_
+#error Please include <mpitopo.h> instead of <mpitopo/map.h>
+#endif
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Mappings. A mapping places the nprocs processes of a pattern on distinct
+ * leaves of a machine: leaf_of_proc[p] is the leaf of process p. When
+ * nprocs == nleaves it is a permutation. Every mapper has the same
+ * interface and is checked by the same metric code.
+ */
+
+/* Options shared by every mapper; start from MPITOPO_MAP_OPTIONS_INIT. */
+typedef struct mpitopo_map_options {
+    mpitopo_weight_t weight; /* which edge weight to optimise */
+    uint64_t seed;           /* for randomised mappers */
+    const int *launch;       /* where processes sit now (nprocs leaves), NULL = block */
+    int never_worse;         /* keep `launch` when the result's weighted cost is not lower */
+} mpitopo_map_options_t;
+#define MPITOPO_MAP_OPTIONS_INIT {MPITOPO_WEIGHT_BYTES, 1, NULL, 0}
+
+/*
+ * A mapper: fills leaf_of_proc (nprocs entries) for the pattern on the
+ * machine. `args` is the text after the first ':' of the mapper
+ * specification ("random:7" gives "7"), or NULL. Returns MPITOPO_SUCCESS or
+ * an error code with mpitopo_last_error() set.
+ */
+typedef int (*mpitopo_map_fn)(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                              const char *args, const mpitopo_map_options_t *options,
+                              int *leaf_of_proc);
+
+typedef struct mpitopo_mapper {
+    const char *name;    /* "block", "rr", ... */
+    const char *summary; /* one line for --help */
+    mpitopo_map_fn map;
+} mpitopo_mapper_t;
+
+/* The registered mappers, in registration order. */
+int mpitopo_mapper_count(void);
+const mpitopo_mapper_t *mpitopo_mapper_at(int index);
+/* Look a mapper up by name; MPITOPO_ERR_NOT_FOUND lists the known names. */
+int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **mapper);
+
+/*
+ * Run the mapper given by `spec` ("name" or "name:args"), then check that the
+ * result places every process on a distinct valid leaf. With
+ * options->never_worse, the launch placement is kept when the result does not
+ * lower the weighted cost; *kept_launch (may be NULL) tells whether it was.
+ * Requires nprocs <= nleaves.
+ */
+int mpitopo_map(const char *spec, const mpitopo_machine_t *machine,
+                const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                int *leaf_of_proc, int *kept_launch);
+
+/* Check that leaf_of_proc places nprocs processes on distinct leaves of
+ * machine; the error message names the first offending process. */
+int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs, const int *leaf_of_proc);
+
+/*
+ * Launch placements, as a resource manager would place ranks:
+ *   "block"        rank p on leaf p (fills node after node);
+ *   "rr"           round-robin over compute nodes: rank p on node p mod nnodes
+ *                  (next node with a free leaf when that one is full);
+ *   "random:SEED"  a uniformly random set of distinct leaves.
+ * These are also registered as the mappers "block", "rr" and "random";
+ * the mapper "identity" keeps options->launch.
+ */
+int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *spec,
+                      int *leaf_of_proc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MPITOPO_MAP_H */

@@ -1,0 +1,90 @@
+#ifndef MPITOPO_METRICS_H
+#define MPITOPO_METRICS_H
+#ifndef MPITOPO_INSIDE_H_
+#error Please include <mpitopo.h> instead of <mpitopo/metrics.h>
+#endif
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* min, max and average of a per-process or per-unit quantity. */
+typedef struct mpitopo_stat {
+    double min, max, avg;
+} mpitopo_stat_t;
+
+/*
+ * Traffic crossing one level of the machine. A directed edge p -> q crosses
+ * level l when the leaves of p and q lie in different units of level l; it
+ * is charged to the unit holding its source (what leaves that unit).
+ */
+typedef struct mpitopo_level_metrics {
+    char name[MPITOPO_MAX_NAME];
+    int nunits;
+    int64_t edges_crossing;        /* number of edges crossing the level */
+    double weight_crossing;        /* their total weight */
+    int64_t max_edges_per_unit;    /* most crossing edges leaving one unit */
+    double avg_edges_per_unit;     /* edges_crossing / nunits */
+    double max_weight_per_unit;
+    double avg_weight_per_unit;
+} mpitopo_level_metrics_t;
+
+/* Best-box bound for Cartesian patterns (see mpitopo_cart_box_bound). */
+typedef struct mpitopo_box_bound {
+    int found;                   /* 0: no box tiling exists, other fields unset */
+    int ndims;
+    int box[MPITOPO_MAX_DIMS];   /* side lengths of the best box */
+    int64_t offnode_edges;       /* edges crossing the node level, whole grid */
+    double offnode_weight;       /* their weight */
+    double offnode_partners_avg; /* distinct off-node partners per process, averaged */
+} mpitopo_box_bound_t;
+
+typedef struct mpitopo_metrics {
+    int nprocs;
+    int nlevels;
+    mpitopo_level_metrics_t levels[MPITOPO_MAX_LEVELS];
+    /* Distinct communication partners of each process (union of the
+     * processes it sends to and receives from, itself excluded), split by
+     * whether the partner is on the same compute node: Table 3 of Gropp,
+     * EuroMPI'18. */
+    mpitopo_stat_t onnode_partners;
+    mpitopo_stat_t offnode_partners;
+    /* Sum over edges of weight * cost(meet level). */
+    double cost;
+    mpitopo_weight_t weight;
+    /* For Cartesian patterns on machines whose nodes all hold the same
+     * number of processes; found = 0 otherwise. */
+    mpitopo_box_bound_t box_bound;
+} mpitopo_metrics_t;
+
+/*
+ * Evaluate a mapping (leaf_of_proc, nprocs entries; NULL = block placement)
+ * of `pattern` on `machine` under `weight`. Time O(nprocs * nlevels + edges),
+ * memory O(nprocs + nunits).
+ */
+int mpitopo_metrics_compute(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                            const int *leaf_of_proc, mpitopo_weight_t weight,
+                            mpitopo_metrics_t *metrics);
+
+/* Only the weighted cost (what the never-worse guard compares). */
+int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                         const int *leaf_of_proc, mpitopo_weight_t weight, double *cost);
+
+/*
+ * Best-box lower bound on off-node traffic of a Cartesian pattern when every
+ * compute node holds procs_per_node processes: the minimum, over all box
+ * shapes b with prod(b) = procs_per_node and b_i dividing dims_i, of the
+ * traffic crossing node boundaries when the grid is tiled by such boxes.
+ * This is what a node-aware Cartesian mapping can reach; found = 0 when no
+ * such tiling exists (a prime factor of procs_per_node divides no remaining
+ * dimension, or prod(dims) is not a multiple of procs_per_node).
+ */
+int mpitopo_cart_box_bound(const mpitopo_pattern_t *cart_pattern, int procs_per_node,
+                           mpitopo_weight_t weight, mpitopo_box_bound_t *bound);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MPITOPO_METRICS_H */

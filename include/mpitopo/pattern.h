@@ -1,0 +1,141 @@
+#ifndef MPITOPO_PATTERN_H
+#define MPITOPO_PATTERN_H
+#ifndef MPITOPO_INSIDE_H_
+#error Please include <mpitopo.h> instead of <mpitopo/pattern.h>
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A communication pattern: a directed, weighted, sparse graph over nprocs
+ * processes, stored in CSR form (out-edges of each process sorted by
+ * destination). Every edge carries two weights: bytes and messages.
+ * Constructors merge duplicate edges (summing both weights) and keep self
+ * edges (which never cross any machine level).
+ */
+typedef struct mpitopo_pattern mpitopo_pattern_t;
+
+#define MPITOPO_MAX_DIMS 32
+
+/* Which weight of an edge an algorithm or metric uses. */
+typedef enum mpitopo_weight {
+    MPITOPO_WEIGHT_BYTES = 0,    /* bytes sent along the edge */
+    MPITOPO_WEIGHT_MESSAGES = 1, /* number of messages along the edge */
+    MPITOPO_WEIGHT_UNIT = 2      /* 1 per edge */
+} mpitopo_weight_t;
+
+/* Parse "bytes", "messages" or "unit". */
+int mpitopo_weight_from_string(const char *s, mpitopo_weight_t *weight);
+const char *mpitopo_weight_name(mpitopo_weight_t weight);
+
+typedef enum mpitopo_stencil_kind {
+    MPITOPO_STENCIL_STAR = 0,   /* +-k along each axis, k = 1..radius: 2*radius*ndims offsets */
+    MPITOPO_STENCIL_MOORE = 1,  /* every offset in [-radius, radius]^ndims but 0 */
+    MPITOPO_STENCIL_OFFSETS = 2 /* the explicit list below */
+} mpitopo_stencil_kind_t;
+
+/*
+ * A Cartesian stencil. Each offset o gives one message per process, to the
+ * process at coords + o (wrapped in periodic dimensions, dropped beyond the
+ * border of open ones), of
+ *     bytes * offset_weights[o] * prod over {i : o_i != 0} of dim_weights[i]
+ * bytes (the optional arrays count as 1 when NULL).
+ */
+typedef struct mpitopo_stencil {
+    mpitopo_stencil_kind_t kind;
+    int radius;                   /* STAR and MOORE: >= 0 */
+    int noffsets;                 /* OFFSETS: number of offsets */
+    const int *offsets;           /* OFFSETS: noffsets x ndims, row-major */
+    const double *offset_weights; /* OFFSETS: NULL or noffsets factors >= 0 */
+    const double *dim_weights;    /* NULL or ndims factors >= 0 */
+    double bytes;                 /* bytes of one message, >= 0 */
+} mpitopo_stencil_t;
+
+/* Star stencil of radius 1 (the 2*ndims face neighbours), one byte each. */
+#define MPITOPO_STENCIL_DEFAULT {MPITOPO_STENCIL_STAR, 1, 0, NULL, NULL, NULL, 1.0}
+
+/* From coordinate lists: src[e] -> dst[e] with bytes[e] and msgs[e]
+ * (NULL means 1 for every edge). */
+int mpitopo_pattern_create(int nprocs, int64_t nedges, const int *src, const int *dst,
+                           const double *bytes, const double *msgs,
+                           mpitopo_pattern_t **pattern);
+
+/* Cartesian grid: processes numbered row-major (last dimension fastest, as
+ * MPI_Cart_create does). periods NULL means all periodic; stencil NULL means
+ * MPITOPO_STENCIL_DEFAULT. The pattern remembers the grid and stencil (see
+ * mpitopo_pattern_cart_info) so metrics can compute the best-box bound.
+ * ndims may be 0 (one process, no edges). */
+int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
+                         const mpitopo_stencil_t *stencil, mpitopo_pattern_t **pattern);
+
+/* Erdos-Renyi: every ordered pair (i, j), i != j, is an edge with
+ * probability density, independently; one message of one byte each.
+ * Time O(nprocs + edges). Deterministic for a given seed on every platform. */
+int mpitopo_pattern_random(int nprocs, double density, uint64_t seed,
+                           mpitopo_pattern_t **pattern);
+
+/* Rings of ring_size consecutive processes (the last ring may be shorter):
+ * each process sends one message of one byte to the next one in its ring. */
+int mpitopo_pattern_rings(int nprocs, int ring_size, mpitopo_pattern_t **pattern);
+
+/* Every ordered pair (i, j), i != j: one message of one byte. */
+int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern);
+
+/*
+ * From a description:
+ *   cart:DIMS[:open|:periods=P,P..][:star=R|:moore=R|:offsets=O;O;..][:weights=W,W..][:bytes=B]
+ *        DIMS like 128x128 or 16x32x32; periodic unless :open; star radius 1
+ *        by default; an offset O is ndims comma-separated integers.
+ *   random:N:DENSITY:SEED    ring:N:K    complete:N
+ * Errors name the offending field.
+ */
+int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern);
+
+/*
+ * Pattern files (text, UTF-8/ASCII):
+ *
+ *   # comments run from '#' to the end of the line; blank lines are ignored
+ *   mpitopo-pattern 1 NPROCS        first non-comment line: format, version, processes
+ *   SRC DST BYTES MESSAGES          one edge per line, as many as needed
+ *
+ * SRC and DST are integers in [0, NPROCS); BYTES and MESSAGES are finite
+ * non-negative numbers. Fields are separated by blanks or tabs. Repeated
+ * edges are summed. Errors give the line number: "pattern.txt:12: DST = 70
+ * out of range [0, 64)".
+ */
+int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **pattern);
+/* The same format from memory (len bytes, need not be NUL-terminated);
+ * `name` is used in error messages. */
+int mpitopo_pattern_parse(const char *text, size_t len, const char *name,
+                          mpitopo_pattern_t **pattern);
+/* Write in the format above; weights are printed exactly (%.17g). */
+int mpitopo_pattern_write(const mpitopo_pattern_t *pattern, const char *path);
+int mpitopo_pattern_write_stream(const mpitopo_pattern_t *pattern, FILE *stream);
+
+void mpitopo_pattern_destroy(mpitopo_pattern_t **pattern);
+
+int mpitopo_pattern_nprocs(const mpitopo_pattern_t *pattern, int *nprocs);
+int mpitopo_pattern_nedges(const mpitopo_pattern_t *pattern, int64_t *nedges);
+/* Out-edges of `proc`: pointers into the pattern, valid while it lives. Any
+ * out-pointer but degree may be NULL. */
+int mpitopo_pattern_out_edges(const mpitopo_pattern_t *pattern, int proc, int *degree,
+                              const int **dst, const double **bytes, const double **msgs);
+/* Weight of an edge under `weight`. */
+static inline double mpitopo_edge_weight(mpitopo_weight_t weight, double bytes, double msgs)
+{
+    return weight == MPITOPO_WEIGHT_BYTES ? bytes : weight == MPITOPO_WEIGHT_MESSAGES ? msgs : 1.0;
+}
+/* Grid of a Cartesian pattern. *is_cart = 0 for other patterns. dims and
+ * periods (MPITOPO_MAX_DIMS entries each, may be NULL) receive the grid. */
+int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart, int *ndims,
+                              int *dims, int *periods);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MPITOPO_PATTERN_H */

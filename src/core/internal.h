@@ -1,0 +1,66 @@
+/* Internal header of the MPI-free core: public topic headers plus the
+ * helpers every module uses (errors, allocation, logging, random numbers). */
+#ifndef MPITOPO_INTERNAL_H
+#define MPITOPO_INTERNAL_H
+
+#define MPITOPO_INSIDE_H_ 1
+#include <mpitopo/version.h>
+#include <mpitopo/error.h>
+#include <mpitopo/machine.h>
+#include <mpitopo/pattern.h>
+#include <mpitopo/map.h>
+#include <mpitopo/metrics.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define MPITOPO_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define MPITOPO_PRINTF(f, a)
+#endif
+
+/* Allocation, through the hook of mpitopo_set_allocator. The _array forms
+ * return NULL when count * size overflows. */
+void *mpitopo__malloc(size_t size);
+void *mpitopo__calloc(size_t count, size_t size);
+void *mpitopo__realloc(void *ptr, size_t size);
+void mpitopo__free(void *ptr);
+void *mpitopo__malloc_array(size_t count, size_t size);
+void *mpitopo__realloc_array(void *ptr, size_t count, size_t size);
+char *mpitopo__strdup(const char *s);
+
+/* Record the calling thread's last error message and return `code`.
+ * Use through MPITOPO_FAIL so the message starts with the function name. */
+int mpitopo__error(int code, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
+#define MPITOPO_FAIL(code, ...) mpitopo__error_at((code), __func__, __VA_ARGS__)
+int mpitopo__error_at(int code, const char *func, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
+/* Out of memory, naming what was being allocated. */
+#define MPITOPO_NOMEM(what) mpitopo__error_at(MPITOPO_ERR_NOMEM, __func__, "out of memory allocating %s", (what))
+void mpitopo__clear_error(void);
+
+/* Verbosity from MPITOPO_VERBOSE (read once); log lines go to stderr
+ * prefixed with "mpitopo: ". */
+int mpitopo__verbose(void);
+void mpitopo__log(int level, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
+
+/* xoshiro256** seeded through splitmix64: the same stream on every
+ * platform for a given seed. */
+typedef struct mpitopo__rng {
+    uint64_t s[4];
+} mpitopo__rng_t;
+void mpitopo__rng_seed(mpitopo__rng_t *rng, uint64_t seed);
+uint64_t mpitopo__rng_next(mpitopo__rng_t *rng);
+/* Uniform in [0, 1) with 53 random bits. */
+double mpitopo__rng_double(mpitopo__rng_t *rng);
+/* Uniform in [0, n), unbiased; n >= 1. */
+uint64_t mpitopo__rng_below(mpitopo__rng_t *rng, uint64_t n);
+
+/* Strict integer parsing of s[0..len): optional sign, decimal digits only,
+ * value within [min, max]. Returns 0 on success, -1 otherwise. */
+int mpitopo__parse_long(const char *s, size_t len, long long min, long long max, long long *out);
+/* Strict parsing of a finite decimal number. */
+int mpitopo__parse_double(const char *s, size_t len, double *out);
+
+#endif /* MPITOPO_INTERNAL_H */
