@@ -42,7 +42,7 @@ typedef struct mpitopo_machine mpitopo_machine_t;
  *
  *   desc  := level ( sep level )*
  *   level := name ":" arity [ "@" cost ]
- *   sep   := one or more blanks or commas
+ *   sep   := one or more blanks (space, tab, newline) or commas
  *   name  := letter ( letter | digit | "_" | "-" )*   at most 31 characters, unique
  *   arity := integer >= 1
  *   cost  := non-negative decimal number
@@ -53,8 +53,10 @@ typedef struct mpitopo_machine mpitopo_machine_t;
  * level, one more per level up). At most MPITOPO_MAX_LEVELS levels and
  * 2^31-1 leaves.
  * Errors: MPITOPO_ERR_ARG (NULL pointers), MPITOPO_ERR_PARSE (message names
- * the offending text and its position), MPITOPO_ERR_RANGE (too many leaves),
- * MPITOPO_ERR_NOMEM.
+ * the offending text and its 1-based column), MPITOPO_ERR_RANGE (more than
+ * MPITOPO_MAX_LEVELS levels, an arity or a number of leaves above 2^31-1),
+ * MPITOPO_ERR_NOMEM. On any error *machine is set to NULL (this holds for
+ * every constructor below).
  */
 int mpitopo_machine_from_string(const char *desc, mpitopo_machine_t **machine);
 
@@ -70,6 +72,13 @@ int mpitopo_machine_from_string(const char *desc, mpitopo_machine_t **machine);
  * costs is NULL (default costs as above) or nlevels costs.
  * Use it for last nodes partly filled, nodes with different numbers of
  * processes, and the machine of an MPI job (one entry per process).
+ * Time O(nentries * nlevels) when the entries come in path order, plus an
+ * O(nentries log nentries) sort otherwise.
+ * Errors: MPITOPO_ERR_ARG (nlevels < 1, NULL, invalid or repeated names,
+ * negative or non-finite costs, nentries < 1, negative labels, two entries
+ * with the same path: the message names both), MPITOPO_ERR_RANGE (nlevels >
+ * MPITOPO_MAX_LEVELS), MPITOPO_ERR_NOMEM. leaf_of_entry is written only on
+ * success.
  */
 int mpitopo_machine_from_paths(int nlevels, const char *const *names, const double *costs,
                                int nentries, const int *paths, mpitopo_machine_t **machine,
@@ -82,10 +91,19 @@ int mpitopo_machine_from_paths(int nlevels, const char *const *names, const doub
  * hwloc: packages become level "socket", cores level "core" (the leaves);
  * levels with a single child everywhere are kept. `source` selects the node
  * topology: NULL or "" for this machine, "synthetic:<hwloc synthetic
- * description>" (e.g. "synthetic:package:2 core:8 pu:2"), or the path of an
- * hwloc XML file. Inner levels get default costs unless `above` gives costs,
- * in which case inner levels cost 1 (core) and 2 (socket) below the node's.
- * Errors as above, plus MPITOPO_ERR_HWLOC when hwloc cannot load `source`.
+ * description>" (e.g. "synthetic:package:2 core:8 pu:2"; a description that
+ * stops above the PUs, like "package:2 core:8", gets one PU per core), or the
+ * path of an hwloc XML file. A topology without Core objects uses its PUs as
+ * cores; cores outside any package form one socket. Every node of `above`
+ * gets the same interior, which need not be regular (packages with different
+ * numbers of cores).
+ * Inner levels get default costs (over all levels) unless `above` gives
+ * costs, in which case inner levels cost 1 (core) and 2 (socket) and the
+ * levels of `above` keep theirs.
+ * Errors as above (reported for `above`), MPITOPO_ERR_PARSE when the last
+ * level of `above` is not "node" or another of its levels is named "socket"
+ * or "core", MPITOPO_ERR_RANGE when the levels or leaves exceed the limits,
+ * and MPITOPO_ERR_HWLOC when hwloc cannot load `source`.
  */
 int mpitopo_machine_from_hwloc(const char *above, const char *source,
                                mpitopo_machine_t **machine);
@@ -93,17 +111,21 @@ int mpitopo_machine_from_hwloc(const char *above, const char *source,
 /* Release a machine; accepts NULL and *machine == NULL; sets *machine to NULL. */
 void mpitopo_machine_destroy(mpitopo_machine_t **machine);
 
-/* Replace the level costs (nlevels non-negative values). */
+/* Replace the level costs (ncosts == nlevels finite, non-negative values);
+ * MPITOPO_ERR_ARG otherwise, leaving the costs unchanged. */
 int mpitopo_machine_set_costs(mpitopo_machine_t *machine, int ncosts, const double *costs);
 
-/* Queries. Each returns MPITOPO_SUCCESS or MPITOPO_ERR_ARG / _RANGE. */
+/* Queries. Each returns MPITOPO_SUCCESS, MPITOPO_ERR_ARG (NULL machine or
+ * NULL out pointer; only level() accepts NULL out pointers) or
+ * MPITOPO_ERR_RANGE (a level, unit or leaf index out of range). */
 int mpitopo_machine_nleaves(const mpitopo_machine_t *machine, int *nleaves);
 int mpitopo_machine_nlevels(const mpitopo_machine_t *machine, int *nlevels);
 /* The level named "node", or -1 when the machine has none (then every leaf
  * is on one node). */
 int mpitopo_machine_node_level(const mpitopo_machine_t *machine, int *level);
 /* Name (owned by the machine), cost, number of units, and the smallest and
- * largest arity (children per unit of the level above) of a level. */
+ * largest arity (children per unit of the level above; for level 0 the
+ * number of its units) of a level. Time O(units of the level above). */
 int mpitopo_machine_level(const mpitopo_machine_t *machine, int level, const char **name,
                           double *cost, int *nunits, int *min_arity, int *max_arity);
 /* Index (0..nunits-1, in leaf order) of the unit of `level` holding `leaf`. */
@@ -116,9 +138,12 @@ int mpitopo_machine_unit_leaves(const mpitopo_machine_t *machine, int level, int
 int mpitopo_machine_meet_level(const mpitopo_machine_t *machine, int a, int b, int *level);
 /* Cost between leaves a and b: cost[meet level], 0 when a == b. */
 int mpitopo_machine_cost(const mpitopo_machine_t *machine, int a, int b, double *cost);
-/* One-line description: the synthetic string when the machine is regular,
- * otherwise level names with arity ranges, e.g. "node:4 core:[3..4] (15 leaves)".
- * Truncates to size-1 characters; returns MPITOPO_ERR_RANGE if truncated. */
+/* One-line description: the synthetic string when the machine is regular
+ * (mpitopo_machine_from_string of it rebuilds the same machine), otherwise
+ * level names with arity ranges, e.g. "node:4 core:[3..4] (15 leaves)".
+ * Every level carries "@cost" when the costs differ from the defaults.
+ * buf must not be NULL. Truncates to size-1 characters; returns
+ * MPITOPO_ERR_RANGE if truncated (size 0: nothing written). */
 int mpitopo_machine_describe(const mpitopo_machine_t *machine, char *buf, size_t size);
 
 #ifdef __cplusplus

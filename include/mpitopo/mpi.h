@@ -34,34 +34,67 @@ typedef struct mpitopo_nodeinfo {
 /*
  * Get (computing it the first time, collectively over comm) the node
  * information of comm. *info points into the cache and stays valid while
- * comm lives. Collective over comm on the first call for comm (and for its
- * duplicates, which share the cache); local afterwards. comm must be an
- * intracommunicator. MPI error codes pass through.
+ * comm lives (and until MPI_Finalize at the latest). Collective over comm on
+ * the first call for comm (and for its duplicates, which share the cache);
+ * local afterwards. Thread safe for distinct communicators.
+ * Errors: MPITOPO_ERR_ARG for info == NULL, comm == MPI_COMM_NULL, an
+ * intercommunicator (returned by every process, so nobody hangs), or MPI not
+ * initialized; a bad MPITOPO_EMULATE or MPITOPO_EMULATE_PLACEMENT (see
+ * mpitopo_emulation) makes every process of comm return the error, whose
+ * message names the variable and its value. MPI error codes pass through.
  */
 int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info);
 
 /*
  * The machine the processes of comm run on, with one leaf per process:
- * network levels from MPITOPO_NETWORK (e.g. "switch:8": consecutive nodes
- * grouped 8 by 8), then "node", then the levels inside a node (from the
- * emulated description, or from hwloc for bound processes: "socket" and
- * "core"; a flat "core" level for unbound ones). leaf_of_rank (comm size
- * ints, caller-allocated) receives the leaf of every rank of comm.
- * Collective over comm; O(size) memory on every rank. The caller destroys
- * the machine.
+ *  - network levels: from MPITOPO_NETWORK (read once per MPI session), a list
+ *    of name:count separated by blanks or commas, where count is how many
+ *    units of the level below (nodes, for the last one) one unit holds:
+ *    "switch:8" puts nodes 0-7 of comm on switch 0, 8-15 on switch 1, ...;
+ *    "group:4 switch:8" also puts 4 switches in a group. The number of
+ *    top-level units follows from the number of nodes. Without
+ *    MPITOPO_NETWORK, under emulation, the emulated levels above "node";
+ *    otherwise none;
+ *  - "node": the nodes of mpitopo_comm_nodeinfo;
+ *  - the levels inside a node: under emulation, those of the emulated
+ *    description below "node"; otherwise "socket" and "core" (hwloc package
+ *    and core logical indices) when every process is bound to a single core,
+ *    and a flat "core" level labelled by local rank when any is not. When
+ *    two processes of a node are bound to the same core, that node's core
+ *    labels are the local ranks. Processes are never bound or rebound.
+ * Level costs are those of the emulated description when the levels are
+ * exactly its own (emulation without MPITOPO_NETWORK), the defaults of
+ * mpitopo_machine_from_paths otherwise. leaf_of_rank (comm size ints,
+ * caller-allocated) receives the leaf of every rank of comm.
+ * Collective over comm: one allreduce and one allgather (after
+ * mpitopo_comm_nodeinfo); O(size) memory on every rank. The caller destroys
+ * the machine. Errors: those of mpitopo_comm_nodeinfo; MPITOPO_ERR_PARSE for
+ * a bad MPITOPO_NETWORK (message names it); MPITOPO_ERR_MISMATCH when the
+ * processes disagree on the levels (different environments); every process
+ * of comm returns the error.
  */
 int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank);
 
 /*
- * Emulation, read once from the environment:
+ * Emulation, read once from the environment (once per MPI session: the
+ * state is dropped at MPI_Finalize):
  *   MPITOPO_EMULATE="node:4 core:4"   any description with a "node" level
- *                                     (e.g. "switch:2 node:4 socket:2 core:2");
- *                                     it must have at least as many leaves
- *                                     as MPI_COMM_WORLD has processes.
+ *                                     (e.g. "switch:2 node:4 socket:2 core:2";
+ *                                     commas may separate levels); it must
+ *                                     have at least as many leaves as
+ *                                     MPI_COMM_WORLD has processes.
+ *                                     Unset or empty: emulation is off.
  *   MPITOPO_EMULATE_PLACEMENT=block|rr|random:SEED   how world ranks are
- *                                     placed on its leaves (default block).
- * Returns the emulated machine (owned by the library; NULL when emulation is
- * off) and, for world rank `world_rank`, its leaf. Local: no communication.
+ *                                     placed on its leaves (default block),
+ *                                     as mpitopo_placement does.
+ * Returns the emulated machine (owned by the library, valid until
+ * MPI_Finalize; NULL when emulation is off) and, for world rank
+ * `world_rank`, its leaf (-1 when emulation is off; leaf may be NULL).
+ * Local: no communication; the placement (world_size ints) is computed once.
+ * Errors: MPITOPO_ERR_ARG for bad arguments; for a bad description, one
+ * without a "node" level, fewer leaves than world_size, or a bad placement,
+ * the error of the parser or placement (MPITOPO_ERR_PARSE, _ARG, _RANGE)
+ * with a message naming the variable and its value, on every call.
  */
 int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **machine,
                       int *leaf);

@@ -71,6 +71,27 @@ int mpitopo__error_at(int code, const char *func, const char *fmt, ...)
     return code;
 }
 
+int mpitopo__error_context(int code, const char *fmt, ...)
+{
+    char context[256], message[sizeof last_error];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(context, sizeof context, fmt, ap);
+    va_end(ap);
+    /* Truncation is fine: the message is advisory, the code is what counts. */
+    memcpy(message, last_error, sizeof message);
+    size_t n = strlen(context);
+    if (n > sizeof last_error - 3)
+        n = sizeof last_error - 3;
+    memcpy(last_error, context, n);
+    memcpy(last_error + n, ": ", 2);
+    size_t rest = sizeof last_error - n - 3;
+    size_t m = strnlen(message, rest);
+    memcpy(last_error + n + 2, message, m);
+    last_error[n + 2 + m] = '\0';
+    return code;
+}
+
 const char *mpitopo_get_version(int *major, int *minor, int *patch)
 {
     if (major)

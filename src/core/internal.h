@@ -39,6 +39,8 @@ int mpitopo__error_at(int code, const char *func, const char *fmt, ...) MPITOPO_
 /* Out of memory, naming what was being allocated. */
 #define MPITOPO_NOMEM(what) mpitopo__error_at(MPITOPO_ERR_NOMEM, __func__, "out of memory allocating %s", (what))
 void mpitopo__clear_error(void);
+/* Put context in front of the current message: "<context>: <message>". */
+int mpitopo__error_context(int code, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
 
 /* Verbosity from MPITOPO_VERBOSE (read once); log lines go to stderr
  * prefixed with "mpitopo: ". */

@@ -5,7 +5,14 @@
 #include "core/internal.h"
 
 /* What a Cartesian generator remembers: the grid and the final weight of
- * every stencil offset (bytes after offset and dimension factors). */
+ * every stencil offset (bytes after offset and dimension factors).
+ * The offsets are the distinct *effective* displacements of the stencil:
+ * in a periodic dimension of size d a component is reduced modulo d to
+ * (-d/2, d/2]; offsets that then coincide are merged (bytes summed);
+ * offsets that never reach another process (a component beyond an open
+ * border, |o_i| >= d_i, or wrapping onto the process itself) are left out.
+ * So every process of a fully periodic grid has exactly noffsets
+ * out-edges, one per offset, and the CSR has n * noffsets edges. */
 typedef struct mpitopo__cart {
     int ndims;
     int dims[MPITOPO_MAX_DIMS];
@@ -26,5 +33,33 @@ struct mpitopo_pattern {
     double *msgs;
     mpitopo__cart_t *cart; /* NULL unless made by mpitopo_pattern_cart */
 };
+
+/* Edges in coordinate form, the input of mpitopo__pattern_from_coo.
+ * bytes (msgs) is allocated only with MPITOPO__COO_BYTES (_MSGS); without
+ * it every edge weighs 1. */
+#define MPITOPO__COO_BYTES 1
+#define MPITOPO__COO_MSGS 2
+typedef struct mpitopo__coo {
+    int64_t n, cap;
+    int flags;
+    int *src;
+    int *dst;
+    double *bytes;
+    double *msgs;
+} mpitopo__coo_t;
+
+void mpitopo__coo_init(mpitopo__coo_t *coo, int flags);
+/* Make room for at least cap edges. MPITOPO_ERR_NOMEM on failure. */
+int mpitopo__coo_reserve(mpitopo__coo_t *coo, int64_t cap);
+/* Append one edge (weights ignored unless kept), growing geometrically. */
+int mpitopo__coo_push(mpitopo__coo_t *coo, int src, int dst, double bytes, double msgs);
+void mpitopo__coo_free(mpitopo__coo_t *coo);
+
+/* Build the CSR of nprocs processes from coo, which it consumes (freed and
+ * reset on every path). No validation: ids must lie in [0, nprocs) and
+ * weights be finite and >= 0. Duplicates are merged in input order (so the
+ * sums are reproducible), self edges kept. MPITOPO_ERR_RANGE if a merged
+ * weight overflows to infinity, MPITOPO_ERR_NOMEM. */
+int mpitopo__pattern_from_coo(int nprocs, mpitopo__coo_t *coo, mpitopo_pattern_t **pattern);
 
 #endif

@@ -1,0 +1,23 @@
+/* Mapper registration: each algorithm file exposes its mapper functions here
+ * and registry.c lists them. */
+#ifndef MPITOPO_MAP_INTERNAL_H
+#define MPITOPO_MAP_INTERNAL_H
+
+#include "core/internal.h"
+
+int mpitopo__map_identity(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                          const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+int mpitopo__map_block(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+int mpitopo__map_rr(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                    const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                        const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+
+/* Placements shared by the baseline mappers and mpitopo_placement. */
+int mpitopo__place_block(const mpitopo_machine_t *machine, int nprocs, int *leaf_of_proc);
+int mpitopo__place_rr(const mpitopo_machine_t *machine, int nprocs, int *leaf_of_proc);
+int mpitopo__place_random(const mpitopo_machine_t *machine, int nprocs, uint64_t seed,
+                          int *leaf_of_proc);
+
+#endif

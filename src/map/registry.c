@@ -1,0 +1,162 @@
+/* The mapper table and the generic driver every mapper runs under: argument
+ * checks, result validation and the never-worse guard. */
+#include "machine/machine_internal.h"
+#include "map/map_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const mpitopo_mapper_t mappers[] = {
+    {"identity", "keep the launch placement (what MPI implementations do today)", mpitopo__map_identity},
+    {"block", "process p on leaf p: nodes filled one after the other", mpitopo__map_block},
+    {"rr", "round-robin over compute nodes, like --map-by node", mpitopo__map_rr},
+    {"random", "uniformly random placement; random:SEED", mpitopo__map_random},
+};
+#define NMAPPERS ((int)(sizeof mappers / sizeof mappers[0]))
+
+int mpitopo_mapper_count(void)
+{
+    return NMAPPERS;
+}
+
+const mpitopo_mapper_t *mpitopo_mapper_at(int index)
+{
+    return index >= 0 && index < NMAPPERS ? &mappers[index] : NULL;
+}
+
+static int find_mapper(const char *name, size_t len, const mpitopo_mapper_t **out)
+{
+    for (int i = 0; i < NMAPPERS; i++) {
+        if (strlen(mappers[i].name) == len && memcmp(mappers[i].name, name, len) == 0) {
+            *out = &mappers[i];
+            return MPITOPO_SUCCESS;
+        }
+    }
+    char known[256] = "";
+    for (int i = 0; i < NMAPPERS; i++) {
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", mappers[i].name);
+    }
+    return mpitopo__error(MPITOPO_ERR_NOT_FOUND, "mpitopo_mapper_find: name = \"%.*s\": no such mapper (known: %s)",
+                          (int)len, name, known);
+}
+
+int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **mapper)
+{
+    if (!name || !mapper)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !name ? "name" : "mapper");
+    return find_mapper(name, strlen(name), mapper);
+}
+
+int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs, const int *leaf_of_proc)
+{
+    if (!machine || !leaf_of_proc)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !machine ? "machine" : "leaf_of_proc");
+    if (nprocs < 0 || nprocs > machine->nleaves)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "nprocs = %d must be in [0, %d] (leaves of the machine)",
+                            nprocs, machine->nleaves);
+    unsigned char *used = mpitopo__calloc((size_t)machine->nleaves, 1);
+    if (!used)
+        return MPITOPO_NOMEM("the leaf bitmap");
+    int rc = MPITOPO_SUCCESS;
+    for (int p = 0; p < nprocs && rc == MPITOPO_SUCCESS; p++) {
+        int leaf = leaf_of_proc[p];
+        if (leaf < 0 || leaf >= machine->nleaves)
+            rc = MPITOPO_FAIL(MPITOPO_ERR_RANGE, "leaf_of_proc[%d] = %d out of range [0, %d)", p, leaf,
+                              machine->nleaves);
+        else if (used[leaf])
+            rc = MPITOPO_FAIL(MPITOPO_ERR_ARG, "leaf_of_proc[%d] = %d: leaf already taken by another process",
+                              p, leaf);
+        else
+            used[leaf] = 1;
+    }
+    mpitopo__free(used);
+    return rc;
+}
+
+int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *spec, int *leaf_of_proc)
+{
+    if (!machine || !spec || !leaf_of_proc)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !machine ? "machine" : !spec ? "spec" : "leaf_of_proc");
+    if (nprocs < 0 || nprocs > machine->nleaves)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "nprocs = %d must be in [0, %d] (leaves of the machine)",
+                            nprocs, machine->nleaves);
+    if (strcmp(spec, "block") == 0)
+        return mpitopo__place_block(machine, nprocs, leaf_of_proc);
+    if (strcmp(spec, "rr") == 0)
+        return mpitopo__place_rr(machine, nprocs, leaf_of_proc);
+    long long seed;
+    if (strncmp(spec, "random:", 7) == 0 && mpitopo__parse_long(spec + 7, strlen(spec + 7), 0, INT64_MAX, &seed) == 0)
+        return mpitopo__place_random(machine, nprocs, (uint64_t)seed, leaf_of_proc);
+    return MPITOPO_FAIL(MPITOPO_ERR_PARSE, "spec = \"%s\": expected block, rr or random:SEED", spec);
+}
+
+static int check_map_args(const char *spec, const mpitopo_machine_t *machine,
+                          const mpitopo_pattern_t *pattern, const int *leaf_of_proc, int *nprocs)
+{
+    if (!spec || !machine || !pattern || !leaf_of_proc)
+        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: %s is NULL",
+                              !spec ? "spec" : !machine ? "machine" : !pattern ? "pattern" : "leaf_of_proc");
+    mpitopo_pattern_nprocs(pattern, nprocs);
+    if (*nprocs > machine->nleaves)
+        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: the pattern has %d processes but the machine only %d leaves",
+                              *nprocs, machine->nleaves);
+    return MPITOPO_SUCCESS;
+}
+
+/* Keep the launch placement unless the mapper's result costs strictly less. */
+static int apply_guard(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       const mpitopo_map_options_t *options, int nprocs, int *leaf_of_proc, int *kept)
+{
+    int *launch = mpitopo__malloc_array((size_t)nprocs, sizeof *launch);
+    if (!launch)
+        return MPITOPO_NOMEM("the launch placement");
+    if (options->launch)
+        memcpy(launch, options->launch, (size_t)nprocs * sizeof *launch);
+    else
+        mpitopo__place_block(machine, nprocs, launch);
+    double before = 0, after = 0;
+    int rc = mpitopo_metrics_cost(machine, pattern, launch, options->weight, &before);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_metrics_cost(machine, pattern, leaf_of_proc, options->weight, &after);
+    if (rc == MPITOPO_SUCCESS && !(after < before)) {
+        memcpy(leaf_of_proc, launch, (size_t)nprocs * sizeof *launch);
+        *kept = 1;
+        mpitopo__log(2, "mapping cost %g does not beat the launch placement's %g: launch kept", after, before);
+    }
+    mpitopo__free(launch);
+    return rc;
+}
+
+int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                const mpitopo_map_options_t *options, int *leaf_of_proc, int *kept_launch)
+{
+    int nprocs = 0, kept = 0;
+    int rc = check_map_args(spec, machine, pattern, leaf_of_proc, &nprocs);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    mpitopo_map_options_t defaults = MPITOPO_MAP_OPTIONS_INIT;
+    if (!options)
+        options = &defaults;
+    if (options->launch && (rc = mpitopo_mapping_check(machine, nprocs, options->launch)) != MPITOPO_SUCCESS)
+        return mpitopo__error_context(rc, "mpitopo_map: options->launch is not a valid placement");
+    const char *colon = strchr(spec, ':');
+    size_t namelen = colon ? (size_t)(colon - spec) : strlen(spec);
+    const mpitopo_mapper_t *mapper;
+    if ((rc = find_mapper(spec, namelen, &mapper)) != MPITOPO_SUCCESS)
+        return rc;
+    rc = mapper->map(machine, pattern, colon ? colon + 1 : NULL, options, leaf_of_proc);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    rc = mpitopo_mapping_check(machine, nprocs, leaf_of_proc);
+    if (rc == MPITOPO_ERR_NOMEM)
+        return rc;
+    if (rc != MPITOPO_SUCCESS)
+        return mpitopo__error_context(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper '%s' returned an invalid mapping",
+                                      mapper->name);
+    if (options->never_worse)
+        rc = apply_guard(machine, pattern, options, nprocs, leaf_of_proc, &kept);
+    if (kept_launch)
+        *kept_launch = kept;
+    return rc;
+}

@@ -1,0 +1,231 @@
+/* Metrics of a mapping: traffic crossing every machine level, on/off-node
+ * partner counts, weighted cost. */
+#include "machine/machine_internal.h"
+#include "metrics/metrics_internal.h"
+#include "pattern/pattern_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void stat_add(mpitopo_stat_t *s, double v, int first)
+{
+    if (first || v < s->min)
+        s->min = v;
+    if (first || v > s->max)
+        s->max = v;
+    s->avg += v;
+}
+
+/* In-neighbours of every process (transposed CSR, sources only). */
+static int transpose(const mpitopo_pattern_t *pat, int64_t **offs_out, int **src_out)
+{
+    int n = pat->nprocs;
+    int64_t *offs = mpitopo__calloc((size_t)n + 1, sizeof *offs);
+    int *src = mpitopo__malloc_array((size_t)pat->nedges, sizeof *src);
+    if (!offs || !src) {
+        mpitopo__free(offs);
+        mpitopo__free(src);
+        return MPITOPO_NOMEM("the transposed pattern");
+    }
+    for (int64_t e = 0; e < pat->nedges; e++)
+        offs[pat->dst[e] + 1]++;
+    for (int p = 0; p < n; p++)
+        offs[p + 1] += offs[p];
+    for (int p = 0; p < n; p++)
+        for (int64_t e = pat->offs[p]; e < pat->offs[p + 1]; e++)
+            src[offs[pat->dst[e]]++] = p;
+    for (int p = n; p > 0; p--)
+        offs[p] = offs[p - 1];
+    offs[0] = 0;
+    *offs_out = offs;
+    *src_out = src;
+    return MPITOPO_SUCCESS;
+}
+
+/* Count the distinct partners of p on and off its node; `stamp` marks the
+ * partners already seen for p (stamp[q] == p + 1). */
+static void count_partners(const mpitopo_pattern_t *pat, const int64_t *toffs, const int *tsrc,
+                           const int *node_of_proc, int p, int *stamp, int *on, int *off)
+{
+    *on = *off = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t lo = pass ? toffs[p] : pat->offs[p], hi = pass ? toffs[p + 1] : pat->offs[p + 1];
+        const int *peers = pass ? tsrc : pat->dst;
+        for (int64_t e = lo; e < hi; e++) {
+            int q = peers[e];
+            if (q == p || stamp[q] == p + 1)
+                continue;
+            stamp[q] = p + 1;
+            if (node_of_proc[q] == node_of_proc[p])
+                (*on)++;
+            else
+                (*off)++;
+        }
+    }
+}
+
+int mpitopo__node_traffic(const mpitopo_pattern_t *pat, const int *node_of_proc, mpitopo_weight_t weight,
+                          mpitopo__node_traffic_t *out)
+{
+    int64_t *toffs = NULL;
+    int *tsrc = NULL;
+    int *stamp = mpitopo__calloc((size_t)pat->nprocs, sizeof *stamp);
+    int rc = stamp ? transpose(pat, &toffs, &tsrc) : MPITOPO_NOMEM("the partner stamps");
+    if (rc != MPITOPO_SUCCESS)
+        goto cleanup;
+    memset(out, 0, sizeof *out);
+    for (int p = 0; p < pat->nprocs; p++) {
+        int on, off;
+        count_partners(pat, toffs, tsrc, node_of_proc, p, stamp, &on, &off);
+        stat_add(&out->onnode_partners, on, p == 0);
+        stat_add(&out->offnode_partners, off, p == 0);
+        for (int64_t e = pat->offs[p]; e < pat->offs[p + 1]; e++) {
+            if (node_of_proc[pat->dst[e]] != node_of_proc[p]) {
+                out->offnode_edges++;
+                out->offnode_weight += mpitopo_edge_weight(weight, pat->bytes[e], pat->msgs[e]);
+            }
+        }
+    }
+    if (pat->nprocs > 0) {
+        out->onnode_partners.avg /= pat->nprocs;
+        out->offnode_partners.avg /= pat->nprocs;
+    }
+cleanup:
+    mpitopo__free(stamp);
+    mpitopo__free(toffs);
+    mpitopo__free(tsrc);
+    return rc;
+}
+
+static int check_args(const char *func, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
+                      const int *leaf_of_proc, mpitopo_weight_t weight, const void *out)
+{
+    if (!m || !pat || !out)
+        return mpitopo__error(MPITOPO_ERR_ARG, "%s: %s is NULL", func, !m ? "machine" : !pat ? "pattern" : "the output");
+    if ((int)weight < MPITOPO_WEIGHT_BYTES || weight > MPITOPO_WEIGHT_UNIT)
+        return mpitopo__error(MPITOPO_ERR_ARG, "%s: weight = %d is not a mpitopo_weight_t", func, (int)weight);
+    if (pat->nprocs > m->nleaves)
+        return mpitopo__error(MPITOPO_ERR_ARG, "%s: the pattern has %d processes but the machine only %d leaves",
+                              func, pat->nprocs, m->nleaves);
+    if (leaf_of_proc) {
+        int rc = mpitopo_mapping_check(m, pat->nprocs, leaf_of_proc);
+        if (rc != MPITOPO_SUCCESS)
+            return mpitopo__error_context(rc, "%s", func);
+    }
+    return MPITOPO_SUCCESS;
+}
+
+static inline int leaf_of(const int *leaf_of_proc, int p)
+{
+    return leaf_of_proc ? leaf_of_proc[p] : p;
+}
+
+int mpitopo_metrics_cost(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat, const int *leaf_of_proc,
+                         mpitopo_weight_t weight, double *cost)
+{
+    int rc = check_args(__func__, m, pat, leaf_of_proc, weight, cost);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    double sum = 0;
+    for (int p = 0; p < pat->nprocs; p++) {
+        int a = leaf_of(leaf_of_proc, p);
+        for (int64_t e = pat->offs[p]; e < pat->offs[p + 1]; e++)
+            sum += mpitopo_edge_weight(weight, pat->bytes[e], pat->msgs[e]) *
+                   mpitopo__cost(m, a, leaf_of(leaf_of_proc, pat->dst[e]));
+    }
+    *cost = sum;
+    return MPITOPO_SUCCESS;
+}
+
+/* Per-level crossing counts, charged to the source's unit, and the cost. */
+static int level_traffic(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat, const int *leaf_of_proc,
+                         mpitopo_weight_t weight, mpitopo_metrics_t *out)
+{
+    int64_t *edges[MPITOPO_MAX_LEVELS] = {0};
+    double *wsum[MPITOPO_MAX_LEVELS] = {0};
+    int rc = MPITOPO_SUCCESS;
+    for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++) {
+        edges[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *edges[l]);
+        wsum[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *wsum[l]);
+        if (!edges[l] || !wsum[l])
+            rc = MPITOPO_NOMEM("per-unit counters");
+    }
+    for (int p = 0; p < pat->nprocs && rc == MPITOPO_SUCCESS; p++) {
+        int a = leaf_of(leaf_of_proc, p);
+        for (int64_t e = pat->offs[p]; e < pat->offs[p + 1]; e++) {
+            int b = leaf_of(leaf_of_proc, pat->dst[e]);
+            double w = mpitopo_edge_weight(weight, pat->bytes[e], pat->msgs[e]);
+            int meet = mpitopo__meet(m, a, b);
+            if (meet < m->nlevels)
+                out->cost += w * m->cost[meet];
+            /* Units nest, so an edge crossing level `meet` crosses every level below. */
+            for (int l = meet; l < m->nlevels; l++) {
+                edges[l][m->unit[l][a]]++;
+                wsum[l][m->unit[l][a]] += w;
+            }
+        }
+    }
+    for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++) {
+        mpitopo_level_metrics_t *lm = &out->levels[l];
+        snprintf(lm->name, sizeof lm->name, "%s", m->name[l]);
+        lm->nunits = m->nunits[l];
+        for (int u = 0; u < m->nunits[l]; u++) {
+            lm->edges_crossing += edges[l][u];
+            lm->weight_crossing += wsum[l][u];
+            if (edges[l][u] > lm->max_edges_per_unit)
+                lm->max_edges_per_unit = edges[l][u];
+            if (wsum[l][u] > lm->max_weight_per_unit)
+                lm->max_weight_per_unit = wsum[l][u];
+        }
+        lm->avg_edges_per_unit = (double)lm->edges_crossing / lm->nunits;
+        lm->avg_weight_per_unit = lm->weight_crossing / lm->nunits;
+    }
+    for (int l = 0; l < m->nlevels; l++) {
+        mpitopo__free(edges[l]);
+        mpitopo__free(wsum[l]);
+    }
+    return rc;
+}
+
+/* The bound applies when every node is full and all nodes have one size. */
+static int uniform_node_size(const mpitopo_machine_t *m, int nprocs)
+{
+    if (m->node_level < 0 || nprocs != m->nleaves)
+        return 0;
+    const int *first = m->first[m->node_level];
+    int size = first[1] - first[0];
+    for (int u = 1; u < m->nunits[m->node_level]; u++)
+        if (first[u + 1] - first[u] != size)
+            return 0;
+    return size;
+}
+
+int mpitopo_metrics_compute(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat, const int *leaf_of_proc,
+                            mpitopo_weight_t weight, mpitopo_metrics_t *out)
+{
+    int rc = check_args(__func__, m, pat, leaf_of_proc, weight, out);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->nprocs = pat->nprocs;
+    out->nlevels = m->nlevels;
+    out->weight = weight;
+    int *node_of_proc = mpitopo__malloc_array((size_t)pat->nprocs, sizeof *node_of_proc);
+    if (!node_of_proc)
+        return MPITOPO_NOMEM("the node of every process");
+    for (int p = 0; p < pat->nprocs; p++)
+        node_of_proc[p] = mpitopo__node_of(m, leaf_of(leaf_of_proc, p));
+    mpitopo__node_traffic_t traffic;
+    rc = mpitopo__node_traffic(pat, node_of_proc, weight, &traffic);
+    mpitopo__free(node_of_proc);
+    if (rc == MPITOPO_SUCCESS)
+        rc = level_traffic(m, pat, leaf_of_proc, weight, out);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    out->onnode_partners = traffic.onnode_partners;
+    out->offnode_partners = traffic.offnode_partners;
+    int ppn = pat->cart ? uniform_node_size(m, pat->nprocs) : 0;
+    if (ppn > 0)
+        rc = mpitopo_cart_box_bound(pat, ppn, weight, &out->box_bound);
+    return rc;
+}

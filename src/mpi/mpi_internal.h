@@ -1,0 +1,42 @@
+/* Shared by the files of src/mpi: the MPI session (cleanup at MPI_Finalize)
+ * and the emulation helpers. Only src/mpi and src/coll include this. */
+#ifndef MPITOPO_MPI_INTERNAL_H
+#define MPITOPO_MPI_INTERNAL_H
+
+#include <mpi.h>
+
+#include "core/internal.h"
+#include <mpitopo/mpi.h>
+
+/*
+ * Make sure the library's MPI state is released at MPI_Finalize: the first
+ * call of a session attaches an attribute to MPI_COMM_SELF whose delete
+ * callback (run at the start of MPI_Finalize) calls the *_finalize functions
+ * below. Does nothing when MPI is not initialized (the state then lives
+ * until the process exits). Returns MPI_SUCCESS or an MPI error code.
+ */
+int mpitopo__session_open(void);
+
+/* Release everything a module keeps for the session; called once, from the
+ * MPI_COMM_SELF delete callback, while MPI is still fully usable. */
+void mpitopo__nodeinfo_finalize(void);
+void mpitopo__emulation_finalize(void);
+void mpitopo__comm_machine_finalize(void);
+
+/* MPITOPO_ERR_ARG, naming `func`, unless MPI is initialized and not
+ * finalized. */
+int mpitopo__check_mpi(const char *func);
+
+/* MPITOPO_ERR_ARG unless comm is an intracommunicator (not MPI_COMM_NULL);
+ * a positive MPI error code if MPI fails to tell. */
+int mpitopo__check_intracomm(MPI_Comm comm, const char *func);
+
+/*
+ * The emulated machine and the leaf of the calling process of comm (its rank
+ * in MPI_COMM_WORLD placed by mpitopo_emulation). *machine is NULL when
+ * emulation is off. Returns MPITOPO_SUCCESS, a negative mpitopo error (with
+ * message), or a positive MPI error code. Local.
+ */
+int mpitopo__emulated_leaf(MPI_Comm comm, const mpitopo_machine_t **machine, int *leaf);
+
+#endif

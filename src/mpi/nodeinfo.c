@@ -1,0 +1,291 @@
+/*
+ * Node information of a communicator, cached on it through an attribute.
+ *
+ * The attribute value is an attachment: one per (communicator, cache entry)
+ * pair. MPI_Comm_dup copies it by reference (the copy callback makes a new
+ * attachment to the same entry and counts it); freeing a communicator
+ * drops its attachment, and the entry's communicators are freed with the
+ * last one. All attachments sit in one mutex-protected list, so that
+ * MPI_Finalize can release what the program left cached. The copy callback
+ * does not know the new communicator: an attachment learns it when the
+ * duplicate is first queried, and at finalize those never queried are
+ * released by hand (their attribute is then an empty shell that MPI may
+ * delete later, or never).
+ */
+#include "mpi/mpi_internal.h"
+
+#include <pthread.h>
+
+typedef struct nodeinfo_entry {
+    int refs; /* attachments that share it */
+    mpitopo_nodeinfo_t info;
+} nodeinfo_entry_t;
+
+typedef struct attachment {
+    struct attachment *prev, *next;
+    nodeinfo_entry_t *entry; /* NULL once released at finalize */
+    MPI_Comm comm;           /* MPI_COMM_NULL while unknown (made by the copy callback) */
+} attachment_t;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cache_keyval = MPI_KEYVAL_INVALID;
+static attachment_t attachments = {.prev = &attachments, .next = &attachments};
+
+static void link_attachment(attachment_t *a)
+{
+    a->prev = attachments.prev;
+    a->next = &attachments;
+    attachments.prev->next = a;
+    attachments.prev = a;
+}
+
+static void unlink_attachment(attachment_t *a)
+{
+    a->prev->next = a->next;
+    a->next->prev = a->prev;
+}
+
+/* Free an entry nobody refers to any more. Never called under cache_lock:
+ * freeing node_comm runs our delete callback if it has a cache of its own. */
+static void entry_free(nodeinfo_entry_t *e)
+{
+    if (!e)
+        return;
+    if (e->info.leader_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&e->info.leader_comm);
+    if (e->info.node_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&e->info.node_comm);
+    mpitopo__free(e);
+}
+
+/* Drop one reference (under cache_lock); returns the entry if it was the last. */
+static nodeinfo_entry_t *entry_unref_locked(nodeinfo_entry_t *e)
+{
+    return e && --e->refs == 0 ? e : NULL;
+}
+
+static int copy_cb(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)oldcomm;
+    (void)keyval;
+    (void)extra;
+    attachment_t *old = in, *a = mpitopo__calloc(1, sizeof *a);
+    *flag = 0;
+    if (!a)
+        return MPI_ERR_NO_MEM; /* fail the dup rather than let ranks disagree */
+    pthread_mutex_lock(&cache_lock);
+    if (old->entry) {
+        a->entry = old->entry;
+        a->entry->refs++;
+        a->comm = MPI_COMM_NULL;
+        link_attachment(a);
+        *flag = 1;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    if (*flag)
+        *(void **)out = a;
+    else
+        mpitopo__free(a);
+    return MPI_SUCCESS;
+}
+
+static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    attachment_t *a = value;
+    pthread_mutex_lock(&cache_lock);
+    unlink_attachment(a);
+    nodeinfo_entry_t *last = entry_unref_locked(a->entry);
+    pthread_mutex_unlock(&cache_lock);
+    mpitopo__free(a);
+    entry_free(last);
+    return MPI_SUCCESS;
+}
+
+/* Release the first attachment still holding an entry; 0 when none is left. */
+static int release_one(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    attachment_t *a = attachments.next;
+    while (a != &attachments && !a->entry)
+        a = a->next;
+    if (a == &attachments) {
+        pthread_mutex_unlock(&cache_lock);
+        return 0;
+    }
+    MPI_Comm comm = a->comm;
+    int keyval = cache_keyval;
+    pthread_mutex_unlock(&cache_lock);
+    /* MPI_COMM_SELF is being freed right now: leave its attribute list alone
+     * (its own cache, set after our finalize hook, is normally gone already). */
+    if (comm != MPI_COMM_NULL && comm != MPI_COMM_SELF &&
+        PMPI_Comm_delete_attr(comm, keyval) == MPI_SUCCESS)
+        return 1;
+    pthread_mutex_lock(&cache_lock);
+    nodeinfo_entry_t *last = entry_unref_locked(a->entry);
+    a->entry = NULL; /* the attachment stays listed until MPI deletes it */
+    pthread_mutex_unlock(&cache_lock);
+    entry_free(last);
+    return 1;
+}
+
+void mpitopo__nodeinfo_finalize(void)
+{
+    while (release_one())
+        ;
+    pthread_mutex_lock(&cache_lock);
+    if (cache_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&cache_keyval);
+    cache_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+static int get_keyval(int *keyval)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&cache_lock);
+    if (cache_keyval == MPI_KEYVAL_INVALID)
+        rc = PMPI_Comm_create_keyval(copy_cb, delete_cb, &cache_keyval, NULL);
+    *keyval = cache_keyval;
+    pthread_mutex_unlock(&cache_lock);
+    return rc;
+}
+
+/* Colour of the calling process's node: its emulated node, or split_type. */
+static int split_nodes(MPI_Comm comm, int rank, int emulate, const mpitopo_machine_t *emu,
+                       int leaf, int ok, MPI_Comm *node_comm)
+{
+    if (!emulate)
+        return PMPI_Comm_split_type(comm, ok ? MPI_COMM_TYPE_SHARED : MPI_UNDEFINED, rank,
+                                    MPI_INFO_NULL, node_comm);
+    int level = -1, node = MPI_UNDEFINED;
+    if (ok) {
+        mpitopo_machine_node_level(emu, &level);
+        mpitopo_machine_unit_of(emu, level, leaf, &node);
+    }
+    return PMPI_Comm_split(comm, node, rank, node_comm);
+}
+
+/*
+ * Collective over comm. `local` is an error this process already has (an
+ * allocation failure): it still takes part in every collective, and the
+ * final allreduce makes every process of comm fail together.
+ */
+static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local)
+{
+    int rank, size, rc;
+    if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_size(comm, &size)) != MPI_SUCCESS)
+        return rc;
+    const mpitopo_machine_t *emu = NULL;
+    int leaf = -1, erc = mpitopo__emulated_leaf(comm, &emu, &leaf);
+    if (erc > 0)
+        return erc;
+    /* A bad MPITOPO_EMULATE still means emulation was asked for. */
+    int emulate = emu != NULL || erc != MPITOPO_SUCCESS;
+    if (local == MPITOPO_SUCCESS)
+        local = erc;
+
+    *ni = (mpitopo_nodeinfo_t){MPI_COMM_NULL, MPI_COMM_NULL, 0, 0, 0, 0, 0, 0, emu != NULL};
+    rc = split_nodes(comm, rank, emulate, emu, leaf, local == MPITOPO_SUCCESS, &ni->node_comm);
+    if (rc == MPI_SUCCESS && ni->node_comm != MPI_COMM_NULL &&
+        (rc = PMPI_Comm_rank(ni->node_comm, &ni->local_rank)) == MPI_SUCCESS)
+        rc = PMPI_Comm_size(ni->node_comm, &ni->local_size);
+    /* Leaders in comm's rank order: nodes are numbered by their lowest rank. */
+    int leader = ni->node_comm != MPI_COMM_NULL && ni->local_rank == 0;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_split(comm, leader ? 0 : MPI_UNDEFINED, rank, &ni->leader_comm);
+    if (rc == MPI_SUCCESS && leader && 
+        (rc = PMPI_Comm_rank(ni->leader_comm, &ni->node)) == MPI_SUCCESS)
+        rc = PMPI_Comm_size(ni->leader_comm, &ni->nnodes);
+    int nn[2] = {ni->node, ni->nnodes};
+    if (rc == MPI_SUCCESS && ni->node_comm != MPI_COMM_NULL)
+        rc = PMPI_Bcast(nn, 2, MPI_INT, 0, ni->node_comm);
+    ni->node = nn[0];
+    ni->nnodes = nn[1];
+    /* One allreduce: largest and smallest node, lowest failing rank and its code. */
+    int failed = local != MPITOPO_SUCCESS;
+    int v[4] = {ni->local_size, -ni->local_size, failed ? -rank : -size, failed ? -local : 0};
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MAX, comm);
+    if (rc == MPI_SUCCESS && -v[2] < size)
+        rc = failed ? local
+                    : mpitopo__error_at(-v[3], "mpitopo_comm_nodeinfo",
+                                        "process %d of comm failed: %s%s", -v[2],
+                                        mpitopo_err_name(-v[3]),
+                                        emulate ? " (with MPITOPO_EMULATE set)" : "");
+    if (rc != MPITOPO_SUCCESS) {
+        if (ni->leader_comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&ni->leader_comm);
+        if (ni->node_comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&ni->node_comm);
+        return rc;
+    }
+    ni->max_local_size = v[0];
+    ni->min_local_size = -v[1];
+    if (rank == 0)
+        mpitopo__log(2, "node information: %d nodes of %d..%d processes%s", ni->nnodes,
+                     ni->min_local_size, ni->max_local_size, ni->emulated ? " (emulated)" : "");
+    return MPITOPO_SUCCESS;
+}
+
+static int create(MPI_Comm comm, int keyval, const mpitopo_nodeinfo_t **info)
+{
+    nodeinfo_entry_t *e = mpitopo__calloc(1, sizeof *e);
+    attachment_t *a = mpitopo__calloc(1, sizeof *a);
+    int local = e && a ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the node information cache");
+    mpitopo_nodeinfo_t scratch;
+    int rc = discover(comm, e ? &e->info : &scratch, local);
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__free(e);
+        mpitopo__free(a);
+        return rc;
+    }
+    e->refs = 1;
+    a->entry = e;
+    a->comm = comm;
+    pthread_mutex_lock(&cache_lock);
+    link_attachment(a);
+    pthread_mutex_unlock(&cache_lock);
+    rc = PMPI_Comm_set_attr(comm, keyval, a);
+    if (rc != MPI_SUCCESS) {
+        pthread_mutex_lock(&cache_lock);
+        unlink_attachment(a);
+        pthread_mutex_unlock(&cache_lock);
+        mpitopo__free(a);
+        entry_free(e);
+        return rc;
+    }
+    *info = &e->info;
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
+{
+    if (!info)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "info = NULL");
+    *info = NULL;
+    int rc, keyval, flag = 0;
+    if ((rc = mpitopo__check_mpi(__func__)) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__check_intracomm(comm, __func__)) != MPITOPO_SUCCESS)
+        return rc;
+    /* The finalize hook goes first, so it runs after any cache on MPI_COMM_SELF. */
+    if ((rc = mpitopo__session_open()) != MPI_SUCCESS || (rc = get_keyval(&keyval)) != MPI_SUCCESS)
+        return rc;
+    attachment_t *a = NULL;
+    if ((rc = PMPI_Comm_get_attr(comm, keyval, &a, &flag)) != MPI_SUCCESS)
+        return rc;
+    if (!flag)
+        return create(comm, keyval, info);
+    pthread_mutex_lock(&cache_lock);
+    if (a->comm == MPI_COMM_NULL)
+        a->comm = comm; /* a duplicate, first queried */
+    nodeinfo_entry_t *e = a->entry;
+    pthread_mutex_unlock(&cache_lock);
+    if (!e)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "MPI is being finalized");
+    *info = &e->info;
+    return MPITOPO_SUCCESS;
+}

@@ -1,0 +1,79 @@
+/*
+ * The library's MPI session: state the MPI layer keeps between calls (the
+ * node-information cache, the emulated machine, the hwloc topology) is
+ * released at MPI_Finalize, so valgrind sees no leak and a new session
+ * starts clean. MPI_Finalize deletes the attributes of MPI_COMM_SELF first,
+ * while MPI is still fully usable; our attribute's delete callback does the
+ * releasing.
+ */
+#include "mpi/mpi_internal.h"
+
+#include <pthread.h>
+
+static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+
+static int finalize_cb(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)value;
+    (void)extra;
+    /* The cache first: its delete callbacks free communicators. */
+    mpitopo__nodeinfo_finalize();
+    mpitopo__emulation_finalize();
+    mpitopo__comm_machine_finalize();
+    pthread_mutex_lock(&session_lock);
+    /* MPI keeps the keyval alive until this attribute is gone. */
+    int k = keyval;
+    PMPI_Comm_free_keyval(&k);
+    finalize_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&session_lock);
+    mpitopo__log(2, "MPI session released");
+    return MPI_SUCCESS;
+}
+
+int mpitopo__session_open(void)
+{
+    int init = 0, fini = 0, rc = MPI_SUCCESS;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fini);
+    if (!init || fini)
+        return MPI_SUCCESS;
+    pthread_mutex_lock(&session_lock);
+    if (finalize_keyval == MPI_KEYVAL_INVALID) {
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_cb, &finalize_keyval, NULL);
+        if (rc == MPI_SUCCESS) {
+            rc = PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+            if (rc != MPI_SUCCESS)
+                PMPI_Comm_free_keyval(&finalize_keyval);
+        }
+        if (rc != MPI_SUCCESS)
+            finalize_keyval = MPI_KEYVAL_INVALID;
+    }
+    pthread_mutex_unlock(&session_lock);
+    return rc;
+}
+
+int mpitopo__check_mpi(const char *func)
+{
+    int init = 0, fini = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fini);
+    if (!init || fini)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "MPI is %s",
+                                 fini ? "already finalized" : "not initialized");
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__check_intracomm(MPI_Comm comm, const char *func)
+{
+    if (comm == MPI_COMM_NULL)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "comm = MPI_COMM_NULL");
+    int inter = 0, rc = PMPI_Comm_test_inter(comm, &inter);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (inter)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                 "comm is an intercommunicator; an intracommunicator is required");
+    return MPITOPO_SUCCESS;
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# CLI tests: Table 3 of Gropp (EuroMPI'18) reproduced, JSON shape, errors.
+set -u
+cli=$1
+data=$2
+failures=0
+check() { # check NAME COMMAND... ; expects success
+  local name=$1; shift
+  if ! out=$("$@" 2>&1); then echo "FAIL $name: exit status $?: $out"; failures=$((failures + 1)); return 1; fi
+}
+expect_in() { # expect_in NAME NEEDLE
+  if ! grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output lacks '$2':"; echo "$out"; failures=$((failures + 1)); fi
+}
+expect_error() { # expect_error NAME NEEDLE COMMAND...
+  local name=$1 needle=$2; shift 2
+  if out=$("$@" 2>&1); then echo "FAIL $name: succeeded"; failures=$((failures + 1)); return; fi
+  expect_in "$name" "$needle"
+}
+
+# Table 3, MPI_Cart_create rows: 16 processes per node, block launch.
+check table3-2d "$cli" eval --machine "node:1024 core:16" --pattern cart:128x128 --mapper identity
+expect_in table3-2d "off-node partners min / max / avg"
+expect_in table3-2d "2 / 3 / 2.12"
+expect_in table3-2d "1 / 2 / 1.88"
+expect_in table3-2d "best-box bound: box 4x4 per node"
+check table3-3d "$cli" eval --machine "node:1024 core:16" --pattern cart:16x32x32 --mapper identity
+expect_in table3-3d "4 / 5 / 4.12"
+expect_in table3-3d "1 / 2 / 1.88"
+expect_in table3-3d "off-node partners avg 2.50"
+
+# JSON carries the required fields; parse it with python when present.
+check json "$cli" eval --machine "node:1024 core:16" --pattern cart:128x128 --mapper identity,rr --json
+if command -v python3 >/dev/null; then
+  if ! python3 - "$out" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+m = d["mappers"]
+assert [x["name"] for x in m] == ["identity", "rr"], m
+i = m[0]
+assert i["offnode_partners"] == {"min": 2, "max": 3, "avg": 2.125}, i["offnode_partners"]
+assert i["onnode_partners"] == {"min": 1, "max": 2, "avg": 1.875}, i["onnode_partners"]
+lv = {l["name"]: l for l in i["levels"]}
+assert lv["node"]["edges_crossing"] == 16384 * 4 - 16384 * 1.875, lv["node"]
+assert lv["node"]["max_per_unit"] == 34 and "weight_crossing" in lv["node"], lv["node"]
+assert "cost" in i and d["box_bound"]["box"] == [4, 4]
+# round-robin launch puts every neighbour off-node
+assert m[1]["offnode_partners"]["avg"] == 4
+PY
+  then echo "FAIL json: python check failed"; failures=$((failures + 1)); fi
+fi
+
+# Pattern files, placements, weights, hwloc import.
+check file "$cli" eval --machine "node:2 core:4" --pattern "$data/pattern_ring8.txt" --placement rr --weight messages
+expect_in file "launch:    rr placement; weights: messages"
+check hwloc "$cli" eval --machine "node:4" --node-topology "synthetic:package:2 core:4" --pattern cart:4x8
+expect_in hwloc "socket"
+check mappers "$cli" mappers
+expect_in mappers "random"
+check help "$cli" eval --help
+expect_in help "--placement"
+check version "$cli" version
+expect_in version "mpitopo "
+
+expect_error bad-machine "node:0" "$cli" eval --machine "node:0 core:4" --pattern cart:4x4
+expect_error bad-pattern "cart:4xq" "$cli" eval --machine "node:4 core:4" --pattern cart:4xq
+expect_error missing-file "/nonexistent" "$cli" eval --machine "node:4 core:4" --pattern /nonexistent
+expect_error too-many "16 processes" "$cli" eval --machine "node:2 core:4" --pattern cart:4x4
+expect_error bad-mapper "no such mapper" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --mapper foo
+expect_error bad-option "unknown option" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --frobnicate
+expect_error no-machine "needs --machine" "$cli" eval --pattern cart:4x4
+expect_error bad-weight "--weight" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --weight kg
+
+if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
+echo "PASS cli"

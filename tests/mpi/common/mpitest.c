@@ -1,0 +1,150 @@
+#include "mpitest.h"
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MT_MSG 256
+
+static char first_failure[MT_MSG];
+static int nfailures;
+
+int mt_fail(const char *file, int line, const char *fmt, ...)
+{
+    if (nfailures++ == 0) {
+        const char *base = strrchr(file, '/');
+        int n = snprintf(first_failure, sizeof first_failure, "%s:%d: ", base ? base + 1 : file,
+                         line);
+        va_list ap;
+        va_start(ap, fmt);
+        if (n > 0 && n < MT_MSG)
+            vsnprintf(first_failure + n, sizeof first_failure - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
+int mt_check_rc_(int rc, const char *what, const char *file, int line)
+{
+    if (rc == MPITOPO_SUCCESS)
+        return 1;
+    return mt_fail(file, line, "%s returned %s (%d): %s", what, mpitopo_err_name(rc), rc,
+                   mpitopo_last_error());
+}
+
+int mt_failed(void)
+{
+    return nfailures > 0;
+}
+
+int mt_finish(const char *name)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* How many ranks failed, and the lowest of them. */
+    int mine[2] = {nfailures > 0, nfailures > 0 ? -rank : -size}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int nfailed_max = all[0], first = -all[1];
+    int count = nfailures > 0, nfailed = 0;
+    MPI_Reduce(&count, &nfailed, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    char *msgs = rank == 0 ? malloc((size_t)size * MT_MSG) : NULL;
+    MPI_Gather(first_failure, MT_MSG, MPI_CHAR, msgs, MT_MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (!nfailed_max)
+            printf("PASS %s\n", name);
+        else
+            printf("FAIL %s: %d of %d ranks failed; rank %d: %.*s\n", name, nfailed, size, first,
+                   MT_MSG, msgs ? msgs + (size_t)first * MT_MSG : "(no memory for messages)");
+        fflush(stdout);
+    }
+    free(msgs);
+    return nfailed_max ? 1 : 0;
+}
+
+int mt_is_mpich(void)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    return strstr(version, "MPICH") != NULL;
+}
+
+const char *mt_getenv(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+int mt_emulation(mpitopo_machine_t **machine, int **leaf_of_world)
+{
+    const char *desc = mt_getenv("MPITOPO_EMULATE");
+    const char *spec = mt_getenv("MPITOPO_EMULATE_PLACEMENT");
+    int wsize;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    *machine = NULL;
+    *leaf_of_world = NULL;
+    if (!desc)
+        return 1;
+    int *leaves = malloc((size_t)wsize * sizeof *leaves);
+    if (!MT_CHECK_RC(mpitopo_machine_from_string(desc, machine)) ||
+        !MT_CHECK_RC(mpitopo_placement(*machine, wsize, spec ? spec : "block", leaves))) {
+        mpitopo_machine_destroy(machine);
+        free(leaves);
+        return 0;
+    }
+    *leaf_of_world = leaves;
+    return 1;
+}
+
+/* MPICH's fake nodes: n cliques, by block (sizes differ by at most one,
+ * larger first) or round-robin. */
+static int clique_of(int r, int size, int n, int by_block)
+{
+    if (!by_block)
+        return r % n;
+    int q = size / n, rem = size % n;
+    return r < rem * (q + 1) ? r / (q + 1) : rem + (r - rem * (q + 1)) / q;
+}
+
+int *mt_node_keys(void)
+{
+    int wsize;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    int *keys = calloc((size_t)wsize, sizeof *keys);
+    mpitopo_machine_t *m;
+    int *leaves;
+    if (mt_emulation(&m, &leaves) && m) {
+        int level;
+        mpitopo_machine_node_level(m, &level);
+        for (int r = 0; r < wsize; r++)
+            mpitopo_machine_unit_of(m, level, leaves[r], &keys[r]);
+    } else if (mt_is_mpich() && mt_getenv("MPIR_CVAR_NUM_CLIQUES")) {
+        int n = atoi(getenv("MPIR_CVAR_NUM_CLIQUES"));
+        const char *b = mt_getenv("MPIR_CVAR_CLIQUES_BY_BLOCK");
+        for (int r = 0; n > 0 && r < wsize; r++)
+            keys[r] = clique_of(r, wsize, n, b && atoi(b));
+    }
+    mpitopo_machine_destroy(&m);
+    free(leaves);
+    return keys;
+}
+
+int *mt_world_ranks(MPI_Comm comm)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    int *ranks = malloc((size_t)size * sizeof *ranks), *w = malloc((size_t)size * sizeof *w);
+    MPI_Group g, wg;
+    MPI_Comm_group(comm, &g);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    for (int i = 0; i < size; i++)
+        ranks[i] = i;
+    MPI_Group_translate_ranks(g, size, ranks, wg, w);
+    MPI_Group_free(&g);
+    MPI_Group_free(&wg);
+    free(ranks);
+    return w;
+}

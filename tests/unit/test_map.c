@@ -1,0 +1,166 @@
+/* Launch placements, the mapper driver and the never-worse guard. */
+#include "unit.h"
+
+static int count_on_node(const mpitopo_machine_t *m, const int *map, int n, int node)
+{
+    int node_level, c = 0;
+    mpitopo_machine_node_level(m, &node_level);
+    for (int p = 0; p < n; p++) {
+        int u;
+        OK(mpitopo_machine_unit_of(m, node_level, map[p], &u));
+        c += u == node;
+    }
+    return c;
+}
+
+static void test_block_and_rr(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_string("node:4 core:3", &m));
+    int map[12];
+    OK(mpitopo_placement(m, 12, "block", map));
+    for (int p = 0; p < 12; p++)
+        assert_int_equal(map[p], p);
+    OK(mpitopo_placement(m, 12, "rr", map));
+    for (int p = 0; p < 12; p++) {
+        int node;
+        OK(mpitopo_machine_unit_of(m, 0, map[p], &node));
+        assert_int_equal(node, p % 4);
+    }
+    OK(mpitopo_mapping_check(m, 12, map));
+    /* Fewer processes than leaves: rr still spreads them. */
+    OK(mpitopo_placement(m, 6, "rr", map));
+    assert_int_equal(count_on_node(m, map, 6, 0), 2);
+    assert_int_equal(count_on_node(m, map, 6, 3), 1);
+    mpitopo_machine_destroy(&m);
+}
+
+static void test_rr_uneven(void **state)
+{
+    (void)state;
+    /* Nodes of 1, 4 and 2 leaves: rr skips full nodes. */
+    const char *names[] = {"node", "core"};
+    int paths[] = {0, 0, 1, 0, 1, 1, 1, 2, 1, 3, 2, 0, 2, 1};
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_paths(2, names, NULL, 7, paths, &m, NULL));
+    int map[7];
+    OK(mpitopo_placement(m, 7, "rr", map));
+    OK(mpitopo_mapping_check(m, 7, map));
+    int expect_node[7] = {0, 1, 2, 1, 2, 1, 1};
+    for (int p = 0; p < 7; p++) {
+        int node;
+        OK(mpitopo_machine_unit_of(m, 0, map[p], &node));
+        assert_int_equal(node, expect_node[p]);
+    }
+    mpitopo_machine_destroy(&m);
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_string("node:8 core:8", &m));
+    int a[64], b[64], c[40];
+    OK(mpitopo_placement(m, 64, "random:5", a));
+    OK(mpitopo_placement(m, 64, "random:5", b));
+    assert_memory_equal(a, b, sizeof a);
+    OK(mpitopo_mapping_check(m, 64, a));
+    OK(mpitopo_placement(m, 64, "random:6", b));
+    assert_memory_not_equal(a, b, sizeof a);
+    OK(mpitopo_placement(m, 40, "random:6", c));
+    OK(mpitopo_mapping_check(m, 40, c));
+    FAILS(mpitopo_placement(m, 64, "random:x", a), MPITOPO_ERR_PARSE, "random:x");
+    FAILS(mpitopo_placement(m, 64, "cyclic", a), MPITOPO_ERR_PARSE, "cyclic");
+    FAILS(mpitopo_placement(m, 65, "block", a), MPITOPO_ERR_ARG, "nprocs = 65");
+    mpitopo_machine_destroy(&m);
+}
+
+static void test_registry(void **state)
+{
+    (void)state;
+    assert_true(mpitopo_mapper_count() >= 4);
+    const mpitopo_mapper_t *mp;
+    OK(mpitopo_mapper_find("rr", &mp));
+    assert_string_equal(mp->name, "rr");
+    FAILS(mpitopo_mapper_find("nope", &mp), MPITOPO_ERR_NOT_FOUND, "known: identity, block, rr, random");
+    assert_null(mpitopo_mapper_at(-1));
+    assert_null(mpitopo_mapper_at(mpitopo_mapper_count()));
+    for (int i = 0; i < mpitopo_mapper_count(); i++)
+        assert_non_null(mpitopo_mapper_at(i)->summary);
+}
+
+static void test_map_driver(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    mpitopo_pattern_t *p = NULL;
+    OK(mpitopo_machine_from_string("node:4 core:4", &m));
+    OK(mpitopo_pattern_rings(16, 4, &p));
+    int rr[16], out[16], kept = -1;
+    OK(mpitopo_placement(m, 16, "rr", rr));
+    mpitopo_map_options_t o = MPITOPO_MAP_OPTIONS_INIT;
+    o.launch = rr;
+    OK(mpitopo_map("identity", m, p, &o, out, &kept));
+    assert_memory_equal(out, rr, sizeof rr);
+    assert_int_equal(kept, 0);
+    /* Block beats rr for rings of one node's size; the guard lets it through. */
+    o.never_worse = 1;
+    OK(mpitopo_map("block", m, p, &o, out, &kept));
+    assert_int_equal(kept, 0);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(out[i], i);
+    /* From a block launch, random cannot beat it: the launch is kept. */
+    o.launch = NULL;
+    OK(mpitopo_map("random:3", m, p, &o, out, &kept));
+    assert_int_equal(kept, 1);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(out[i], i);
+    FAILS(mpitopo_map("random:-2", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "-2");
+    FAILS(mpitopo_map("treematch", m, p, &o, out, NULL), MPITOPO_ERR_NOT_FOUND, "treematch");
+    FAILS(mpitopo_map(NULL, m, p, &o, out, NULL), MPITOPO_ERR_ARG, "spec");
+    int bad[16];
+    memcpy(bad, rr, sizeof bad);
+    bad[3] = bad[4];
+    o.launch = bad;
+    FAILS(mpitopo_map("block", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "options->launch");
+    mpitopo_pattern_t *big = NULL;
+    OK(mpitopo_pattern_complete(17, &big));
+    FAILS(mpitopo_map("block", m, big, NULL, out, NULL), MPITOPO_ERR_ARG, "17 processes");
+    mpitopo_pattern_destroy(&big);
+    mpitopo_pattern_destroy(&p);
+    mpitopo_machine_destroy(&m);
+}
+
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    mpitopo_pattern_t *p = NULL;
+    OK(mpitopo_machine_from_string("node:4 core:4", &m));
+    OK(mpitopo_pattern_rings(16, 4, &p));
+    mpitopo_map_options_t o = MPITOPO_MAP_OPTIONS_INIT;
+    o.never_worse = 1;
+    int out[16], failures = 0;
+    for (long k = 0; k < 64; k++) {
+        unit_fail_allocation(k);
+        int rc = mpitopo_map("random:1", m, p, &o, out, NULL);
+        unit_restore_allocator();
+        if (rc == MPITOPO_SUCCESS)
+            break;
+        assert_int_equal(rc, MPITOPO_ERR_NOMEM);
+        failures++;
+    }
+    assert_true(failures >= 3);
+    mpitopo_pattern_destroy(&p);
+    mpitopo_machine_destroy(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_block_and_rr), cmocka_unit_test(test_rr_uneven),  cmocka_unit_test(test_random),
+        cmocka_unit_test(test_registry),     cmocka_unit_test(test_map_driver), cmocka_unit_test(test_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,497 @@
+/* mpitopo: evaluate process mappings on machine models from the command line. */
+#define MPITOPO_NO_MPI
+#include <mpitopo.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MAPPERS 32
+
+static const char *main_help =
+    "usage: mpitopo <command> [options]\n"
+    "\n"
+    "Evaluate how MPI processes are placed on a machine and how much of their\n"
+    "communication crosses each level of it (nodes, sockets, switches).\n"
+    "\n"
+    "commands:\n"
+    "  eval      print the metrics of one or more mappers side by side\n"
+    "  mappers   list the available mappers\n"
+    "  version   print the version of mpitopo\n"
+    "  help [COMMAND]   this text, or the help of COMMAND\n"
+    "\n"
+    "Run 'mpitopo COMMAND --help' for the options of a command.\n";
+
+static const char *eval_help =
+    "usage: mpitopo eval --machine DESC --pattern DESC|FILE [options]\n"
+    "\n"
+    "Places the processes of a communication pattern on a machine with each\n"
+    "mapper and prints, side by side: distinct communication partners per\n"
+    "process on the same node and on other nodes (min / max / avg), the\n"
+    "edges and weight crossing every machine level (total and the most\n"
+    "leaving one unit), and the weighted cost sum(weight x level cost).\n"
+    "For Cartesian patterns on full, equal nodes it also prints the best-box\n"
+    "bound: the off-node traffic when every node holds the best box of the grid.\n"
+    "\n"
+    "options:\n"
+    "  --machine DESC     levels from the network down to cores, each NAME:ARITY\n"
+    "                     with an optional @COST, e.g. \"node:1024 core:16\" or\n"
+    "                     \"switch:4@100 node:16@40 socket:2@10 core:8@1\".\n"
+    "                     The level called \"node\" is the compute node.\n"
+    "  --node-topology SRC  take the levels inside a node from hwloc instead:\n"
+    "                     DESC then ends at \"node\"; SRC is \"this\" (this machine),\n"
+    "                     \"synthetic:package:2 core:8\" or an hwloc XML file.\n"
+    "  --pattern DESC|FILE  the communication pattern:\n"
+    "                     cart:DIMS[:open|:periods=P,..][:star=R|:moore=R|:offsets=O;O..]\n"
+    "                          [:weights=W,..][:bytes=B]\n"
+    "                          DIMS like 128x128; periodic unless :open; star radius 1\n"
+    "                          by default; ranks row-major (last dimension fastest),\n"
+    "                          as MPI_Cart_create numbers them\n"
+    "                     random:N:DENSITY:SEED   Erdos-Renyi over ordered pairs\n"
+    "                     ring:N:K               rings of K consecutive processes\n"
+    "                     complete:N             everybody to everybody\n"
+    "                     FILE                   a pattern file (mpitopo-pattern 1 N,\n"
+    "                                            then lines SRC DST BYTES MESSAGES)\n"
+    "  --placement P      how the launcher placed ranks: block (default), rr\n"
+    "                     (round-robin over nodes) or random:SEED. The \"identity\"\n"
+    "                     mapper keeps this placement: what MPI_Cart_create does today.\n"
+    "  --mapper LIST      comma-separated mappers (default: all; see 'mpitopo mappers');\n"
+    "                     a mapper may take an argument, e.g. random:7\n"
+    "  --weight W         edge weight to count and optimise: bytes (default),\n"
+    "                     messages or unit\n"
+    "  --never-worse      keep the launch placement when a mapper does not lower\n"
+    "                     the weighted cost (what the MPI layer does)\n"
+    "  --seed N           seed for randomised mappers (default 1)\n"
+    "  --json             one JSON object instead of the table\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Table 3 of Gropp (EuroMPI'18), MPI_Cart_create rows, 16 processes per node:\n"
+    "  mpitopo eval --machine \"node:1024 core:16\" --pattern cart:128x128 --mapper identity\n"
+    "    off-node partners 2 / 3 / 2.12, on-node 1 / 2 / 1.88\n"
+    "  mpitopo eval --machine \"node:1024 core:16\" --pattern cart:16x32x32 --mapper identity\n"
+    "    off-node partners 4 / 5 / 4.12, on-node 1 / 2 / 1.88\n"
+    "  (the paper's 3-D grid 32x32x16 is given here as 16x32x32: with row-major\n"
+    "  ranks, a node then holds half of a line of 32, which is what the paper's\n"
+    "  figures imply; with the 16-long dimension last a node holds a whole\n"
+    "  periodic line and the counts are 4 / 4 / 4 off-node).\n"
+    "\n"
+    "exit status: 0 on success, 1 on a usage or input error (with a message).\n";
+
+static const char *mappers_help =
+    "usage: mpitopo mappers\n"
+    "\n"
+    "Lists the mappers that --mapper accepts, one per line with a summary.\n";
+
+static const char *version_help = "usage: mpitopo version\n\nPrints the version of mpitopo.\n";
+
+typedef struct eval_args {
+    const char *machine, *node_topology, *pattern, *placement, *mappers;
+    mpitopo_weight_t weight;
+    uint64_t seed;
+    int json, never_worse;
+} eval_args_t;
+
+typedef struct result {
+    char name[64];
+    int kept_launch;
+    mpitopo_metrics_t m;
+} result_t;
+
+static int fail(const char *what, int rc)
+{
+    const char *detail = mpitopo_last_error();
+    fprintf(stderr, "mpitopo: %s: %s\n", what, detail[0] ? detail : mpitopo_strerror(rc));
+    return 1;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mpitopo: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nRun 'mpitopo eval --help' for the options.\n");
+    return 1;
+}
+
+static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
+{
+    *a = (eval_args_t){.placement = "block", .weight = MPITOPO_WEIGHT_BYTES, .seed = 1};
+    *done = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        const char **slot = NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            fputs(eval_help, stdout);
+            *done = 1;
+            return 0;
+        } else if (!strcmp(o, "--json")) {
+            a->json = 1;
+            continue;
+        } else if (!strcmp(o, "--never-worse")) {
+            a->never_worse = 1;
+            continue;
+        }
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--machine"))
+            slot = &a->machine;
+        else if (!strcmp(o, "--node-topology"))
+            slot = &a->node_topology;
+        else if (!strcmp(o, "--pattern"))
+            slot = &a->pattern;
+        else if (!strcmp(o, "--placement"))
+            slot = &a->placement;
+        else if (!strcmp(o, "--mapper"))
+            slot = &a->mappers;
+        else if (strcmp(o, "--weight") && strcmp(o, "--seed"))
+            return usage_error("unknown option '%s'", o);
+        if (!value)
+            return usage_error("option '%s' needs a value", o);
+        i++;
+        if (slot) {
+            *slot = value;
+        } else if (!strcmp(o, "--weight")) {
+            if (mpitopo_weight_from_string(value, &a->weight) != MPITOPO_SUCCESS)
+                return usage_error("--weight '%s': expected bytes, messages or unit", value);
+        } else {
+            char *end;
+            unsigned long long s = strtoull(value, &end, 10);
+            if (!*value || *end || value[0] == '-')
+                return usage_error("--seed '%s': expected a non-negative integer", value);
+            a->seed = s;
+        }
+    }
+    if (!a->machine)
+        return usage_error("%s", "eval needs --machine DESC");
+    if (!a->pattern)
+        return usage_error("%s", "eval needs --pattern DESC|FILE");
+    return 0;
+}
+
+static int is_pattern_description(const char *s)
+{
+    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strncmp(s, kinds[i], strlen(kinds[i])))
+            return 1;
+    return 0;
+}
+
+static int load_inputs(const eval_args_t *a, mpitopo_machine_t **machine, mpitopo_pattern_t **pattern)
+{
+    int rc;
+    if (a->node_topology)
+        rc = mpitopo_machine_from_hwloc(a->machine, strcmp(a->node_topology, "this") ? a->node_topology : NULL,
+                                        machine);
+    else
+        rc = mpitopo_machine_from_string(a->machine, machine);
+    if (rc != MPITOPO_SUCCESS)
+        return fail("--machine", rc);
+    if (is_pattern_description(a->pattern))
+        rc = mpitopo_pattern_from_string(a->pattern, pattern);
+    else
+        rc = mpitopo_pattern_read(a->pattern, pattern);
+    if (rc != MPITOPO_SUCCESS)
+        return fail("--pattern", rc);
+    return 0;
+}
+
+/* Split the comma-separated mapper list (or all mappers) into specs. */
+static int mapper_specs(const char *list, char specs[][64], int *n)
+{
+    *n = 0;
+    if (!list) {
+        for (int i = 0; i < mpitopo_mapper_count() && *n < MAX_MAPPERS; i++)
+            snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
+        return 0;
+    }
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= 64 || *n == MAX_MAPPERS)
+            return usage_error("--mapper '%s': expected a comma-separated list of mappers", list);
+        memcpy(specs[*n], p, len);
+        specs[(*n)++][len] = '\0';
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       result_t *results, int *nresults)
+{
+    char specs[MAX_MAPPERS][64];
+    if (mapper_specs(a->mappers, specs, nresults))
+        return 1;
+    int nprocs, nleaves, rc;
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    mpitopo_machine_nleaves(machine, &nleaves);
+    if (nprocs > nleaves) {
+        fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
+        return 1;
+    }
+    int *launch = malloc(((size_t)nprocs + 1) * sizeof *launch);
+    int *leaves = malloc(((size_t)nprocs + 1) * sizeof *leaves);
+    int status = 0;
+    if (!launch || !leaves) {
+        fprintf(stderr, "mpitopo: out of memory\n");
+        status = 1;
+    } else if ((rc = mpitopo_placement(machine, nprocs, a->placement, launch)) != MPITOPO_SUCCESS) {
+        status = fail("--placement", rc);
+    }
+    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+    opt.weight = a->weight;
+    opt.seed = a->seed;
+    opt.launch = launch;
+    opt.never_worse = a->never_worse;
+    for (int i = 0; i < *nresults && !status; i++) {
+        result_t *r = &results[i];
+        snprintf(r->name, sizeof r->name, "%s", specs[i]);
+        rc = mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo_metrics_compute(machine, pattern, leaves, a->weight, &r->m);
+        if (rc != MPITOPO_SUCCESS)
+            status = fail(specs[i], rc);
+    }
+    free(launch);
+    free(leaves);
+    return status;
+}
+
+static void print_row(const char *label, const result_t *r, int n, int width, void (*cell)(const result_t *, char *, size_t))
+{
+    printf("%-34s", label);
+    for (int i = 0; i < n; i++) {
+        char buf[64];
+        cell(&r[i], buf, sizeof buf);
+        printf(" %*s", width, buf);
+    }
+    printf("\n");
+}
+
+static void stat_cell(const mpitopo_stat_t *s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%g / %g / %.2f", s->min, s->max, s->avg);
+}
+static void cell_off(const result_t *r, char *b, size_t n) { stat_cell(&r->m.offnode_partners, b, n); }
+static void cell_on(const result_t *r, char *b, size_t n) { stat_cell(&r->m.onnode_partners, b, n); }
+static void cell_cost(const result_t *r, char *b, size_t n) { snprintf(b, n, "%.6g", r->m.cost); }
+static int cur_level;
+static void cell_edges(const result_t *r, char *b, size_t n)
+{
+    snprintf(b, n, "%lld", (long long)r->m.levels[cur_level].edges_crossing);
+}
+static void cell_weight(const result_t *r, char *b, size_t n)
+{
+    snprintf(b, n, "%.6g", r->m.levels[cur_level].weight_crossing);
+}
+static void cell_max(const result_t *r, char *b, size_t n)
+{
+    const mpitopo_level_metrics_t *l = &r->m.levels[cur_level];
+    snprintf(b, n, "%lld / %.6g", (long long)l->max_edges_per_unit, l->max_weight_per_unit);
+}
+
+static void print_box_bound(const mpitopo_box_bound_t *bb, const mpitopo_weight_t w)
+{
+    if (!bb->found) {
+        printf("best-box bound: none (no tiling of the grid by equal boxes of one node's size)\n");
+        return;
+    }
+    printf("best-box bound: box ");
+    for (int i = 0; i < bb->ndims; i++)
+        printf("%s%d", i ? "x" : "", bb->box[i]);
+    printf(" per node -> off-node edges %lld, weight %.6g (%s), off-node partners avg %.2f\n",
+           (long long)bb->offnode_edges, bb->offnode_weight, mpitopo_weight_name(w), bb->offnode_partners_avg);
+}
+
+static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                        const result_t *r, int n)
+{
+    char desc[256];
+    int nleaves, nprocs;
+    int64_t nedges;
+    mpitopo_machine_describe(machine, desc, sizeof desc);
+    mpitopo_machine_nleaves(machine, &nleaves);
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    mpitopo_pattern_nedges(pattern, &nedges);
+    printf("machine:   %s (%d leaves)\n", desc, nleaves);
+    printf("pattern:   %s (%d processes, %lld directed edges)\n", a->pattern, nprocs, (long long)nedges);
+    printf("launch:    %s placement; weights: %s\n\n", a->placement, mpitopo_weight_name(a->weight));
+    int width = 22;
+    printf("%-34s", "mapper");
+    for (int i = 0; i < n; i++)
+        printf(" %*s", width, r[i].name);
+    printf("\n");
+    print_row("off-node partners min / max / avg", r, n, width, cell_off);
+    print_row("on-node partners  min / max / avg", r, n, width, cell_on);
+    for (int l = 0; l < r[0].m.nlevels; l++) {
+        char label[96];
+        cur_level = l;
+        snprintf(label, sizeof label, "edges crossing %s (%d units)", r[0].m.levels[l].name, r[0].m.levels[l].nunits);
+        print_row(label, r, n, width, cell_edges);
+        snprintf(label, sizeof label, "  weight crossing %s", r[0].m.levels[l].name);
+        print_row(label, r, n, width, cell_weight);
+        snprintf(label, sizeof label, "  most leaving one %s: edges / wt", r[0].m.levels[l].name);
+        print_row(label, r, n, width, cell_max);
+    }
+    print_row("weighted cost sum(weight x cost)", r, n, width, cell_cost);
+    for (int i = 0; i < n; i++)
+        if (r[i].kept_launch)
+            printf("(%s: kept the launch placement, it did not lower the cost)\n", r[i].name);
+    int is_cart = 0;
+    mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
+    if (is_cart)
+        print_box_bound(&r[0].m.box_bound, a->weight);
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void json_stat(const char *key, const mpitopo_stat_t *s)
+{
+    printf("\"%s\": {\"min\": %.17g, \"max\": %.17g, \"avg\": %.17g}", key, s->min, s->max, s->avg);
+}
+
+static void json_result(const result_t *r)
+{
+    printf("    {\"name\": ");
+    json_string(r->name);
+    printf(", \"kept_launch\": %s, ", r->kept_launch ? "true" : "false");
+    json_stat("offnode_partners", &r->m.offnode_partners);
+    printf(", ");
+    json_stat("onnode_partners", &r->m.onnode_partners);
+    printf(", \"cost\": %.17g, \"levels\": [", r->m.cost);
+    for (int l = 0; l < r->m.nlevels; l++) {
+        const mpitopo_level_metrics_t *lm = &r->m.levels[l];
+        printf("%s\n      {\"name\": ", l ? "," : "");
+        json_string(lm->name);
+        printf(", \"units\": %d, \"edges_crossing\": %lld, \"weight_crossing\": %.17g, \"max_per_unit\": %lld, "
+               "\"avg_per_unit\": %.17g, \"max_weight_per_unit\": %.17g, \"avg_weight_per_unit\": %.17g}",
+               lm->nunits, (long long)lm->edges_crossing, lm->weight_crossing, (long long)lm->max_edges_per_unit,
+               lm->avg_edges_per_unit, lm->max_weight_per_unit, lm->avg_weight_per_unit);
+    }
+    printf("]}");
+}
+
+static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       const result_t *r, int n)
+{
+    char desc[256];
+    int nprocs, is_cart = 0;
+    int64_t nedges;
+    mpitopo_machine_describe(machine, desc, sizeof desc);
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    mpitopo_pattern_nedges(pattern, &nedges);
+    mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
+    printf("{\"machine\": ");
+    json_string(desc);
+    printf(", \"pattern\": ");
+    json_string(a->pattern);
+    printf(", \"nprocs\": %d, \"nedges\": %lld, \"placement\": ", nprocs, (long long)nedges);
+    json_string(a->placement);
+    printf(", \"weight\": \"%s\",\n  \"box_bound\": ", mpitopo_weight_name(a->weight));
+    const mpitopo_box_bound_t *bb = &r[0].m.box_bound;
+    if (is_cart && bb->found) {
+        printf("{\"box\": [");
+        for (int i = 0; i < bb->ndims; i++)
+            printf("%s%d", i ? ", " : "", bb->box[i]);
+        printf("], \"offnode_edges\": %lld, \"offnode_weight\": %.17g, \"offnode_partners_avg\": %.17g}",
+               (long long)bb->offnode_edges, bb->offnode_weight, bb->offnode_partners_avg);
+    } else {
+        printf("null");
+    }
+    printf(",\n  \"mappers\": [\n");
+    for (int i = 0; i < n; i++) {
+        json_result(&r[i]);
+        printf("%s\n", i + 1 < n ? "," : "");
+    }
+    printf("  ]}\n");
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+    eval_args_t a;
+    int done;
+    if (parse_eval_args(argc, argv, &a, &done))
+        return 1;
+    if (done)
+        return 0;
+    mpitopo_machine_t *machine = NULL;
+    mpitopo_pattern_t *pattern = NULL;
+    static result_t results[MAX_MAPPERS];
+    int n = 0;
+    int status = load_inputs(&a, &machine, &pattern);
+    if (!status)
+        status = run_mappers(&a, machine, pattern, results, &n);
+    if (!status && a.json)
+        print_json(&a, machine, pattern, results, n);
+    else if (!status)
+        print_table(&a, machine, pattern, results, n);
+    mpitopo_machine_destroy(&machine);
+    mpitopo_pattern_destroy(&pattern);
+    return status;
+}
+
+static int cmd_mappers(int argc, char **argv)
+{
+    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        fputs(mappers_help, stdout);
+        return 0;
+    }
+    for (int i = 0; i < mpitopo_mapper_count(); i++)
+        printf("%-10s %s\n", mpitopo_mapper_at(i)->name, mpitopo_mapper_at(i)->summary);
+    return 0;
+}
+
+static const char *help_of(const char *cmd)
+{
+    if (!strcmp(cmd, "eval"))
+        return eval_help;
+    if (!strcmp(cmd, "mappers"))
+        return mappers_help;
+    if (!strcmp(cmd, "version"))
+        return version_help;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(main_help, argc < 2 ? stderr : stdout);
+        return argc < 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "help")) {
+        const char *h = argc > 2 ? help_of(argv[2]) : main_help;
+        if (!h) {
+            fprintf(stderr, "mpitopo: no command '%s'\n", argv[2]);
+            return 1;
+        }
+        fputs(h, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "eval"))
+        return cmd_eval(argc - 2, argv + 2);
+    if (!strcmp(cmd, "mappers"))
+        return cmd_mappers(argc - 2, argv + 2);
+    if (!strcmp(cmd, "version")) {
+        if (argc > 2) {
+            fputs(version_help, stdout);
+            return 0;
+        }
+        printf("mpitopo %s\n", mpitopo_get_version(NULL, NULL, NULL));
+        return 0;
+    }
+    fprintf(stderr, "mpitopo: unknown command '%s'\n\n%s", cmd, main_help);
+    return 1;
+}
