@@ -72,8 +72,8 @@ int mpitopo_machine_from_string(const char *desc, mpitopo_machine_t **machine);
  * costs is NULL (default costs as above) or nlevels costs.
  * Use it for last nodes partly filled, nodes with different numbers of
  * processes, and the machine of an MPI job (one entry per process).
- * Time O(nentries * nlevels) when the entries come in path order, plus an
- * O(nentries log nentries) sort otherwise.
+ * Time O(nentries * nlevels); entries out of path order add a radix sort
+ * (one linear pass per byte of label in use on each level).
  * Errors: MPITOPO_ERR_ARG (nlevels < 1, NULL, invalid or repeated names,
  * negative or non-finite costs, nentries < 1, negative labels, two entries
  * with the same path: the message names both), MPITOPO_ERR_RANGE (nlevels >

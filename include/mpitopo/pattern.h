@@ -13,10 +13,12 @@ extern "C" {
 
 /*
  * A communication pattern: a directed, weighted, sparse graph over nprocs
- * processes, stored in CSR form (out-edges of each process sorted by
- * destination). Every edge carries two weights: bytes and messages.
- * Constructors merge duplicate edges (summing both weights) and keep self
- * edges (which never cross any machine level).
+ * processes (nprocs >= 1), stored in CSR form (out-edges of each process
+ * sorted by destination). Every edge carries two weights: bytes and
+ * messages, finite and >= 0. Constructors merge duplicate edges (summing
+ * both weights, in input order) and keep self edges (which never cross any
+ * machine level); the Cartesian generator makes none. A merged sum that
+ * overflows to infinity is an error (MPITOPO_ERR_RANGE).
  */
 typedef struct mpitopo_pattern mpitopo_pattern_t;
 
@@ -29,7 +31,8 @@ typedef enum mpitopo_weight {
     MPITOPO_WEIGHT_UNIT = 2      /* 1 per edge */
 } mpitopo_weight_t;
 
-/* Parse "bytes", "messages" or "unit". */
+/* Parse "bytes", "messages" or "unit"; MPITOPO_ERR_NOT_FOUND otherwise.
+ * mpitopo_weight_name gives the name back ("unknown" for other values). */
 int mpitopo_weight_from_string(const char *s, mpitopo_weight_t *weight);
 const char *mpitopo_weight_name(mpitopo_weight_t weight);
 
@@ -60,27 +63,41 @@ typedef struct mpitopo_stencil {
 #define MPITOPO_STENCIL_DEFAULT {MPITOPO_STENCIL_STAR, 1, 0, NULL, NULL, NULL, 1.0}
 
 /* From coordinate lists: src[e] -> dst[e] with bytes[e] and msgs[e]
- * (NULL means 1 for every edge). */
+ * (NULL means 1 for every edge); the arrays are copied.
+ * Errors: MPITOPO_ERR_ARG (nprocs < 1, nedges < 0, NULL arrays, a weight
+ * negative or not finite), MPITOPO_ERR_RANGE (an id outside [0, nprocs), a
+ * merged weight overflowing), MPITOPO_ERR_NOMEM. */
 int mpitopo_pattern_create(int nprocs, int64_t nedges, const int *src, const int *dst,
                            const double *bytes, const double *msgs,
                            mpitopo_pattern_t **pattern);
 
 /* Cartesian grid: processes numbered row-major (last dimension fastest, as
- * MPI_Cart_create does). periods NULL means all periodic; stencil NULL means
- * MPITOPO_STENCIL_DEFAULT. The pattern remembers the grid and stencil (see
- * mpitopo_pattern_cart_info) so metrics can compute the best-box bound.
- * ndims may be 0 (one process, no edges). */
+ * MPI_Cart_create does). periods NULL means all periodic (any non-zero
+ * entry is periodic); stencil NULL means MPITOPO_STENCIL_DEFAULT. The
+ * pattern remembers the grid and stencil (see mpitopo_pattern_cart_info) so
+ * metrics can compute the best-box bound.
+ * ndims may be 0 (one process, no edges). dims[i] >= 1, prod(dims) <= 2^31-1.
+ * In small periodic dimensions several offsets can reach the same peer
+ * (size 2: +1 and -1): their messages are merged into one edge; an offset
+ * that wraps onto the process itself (size 1) gives no edge. Explicit
+ * offsets must not be all zero. Time O(nprocs * offsets).
+ * Errors: MPITOPO_ERR_ARG, MPITOPO_ERR_RANGE (more than 2^31-1 processes or
+ * stencil offsets, bytes overflowing), MPITOPO_ERR_NOMEM. */
 int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
                          const mpitopo_stencil_t *stencil, mpitopo_pattern_t **pattern);
 
 /* Erdos-Renyi: every ordered pair (i, j), i != j, is an edge with
- * probability density, independently; one message of one byte each.
- * Time O(nprocs + edges). Deterministic for a given seed on every platform. */
+ * probability density (in [0, 1]), independently; one message of one byte
+ * each. Time O(nprocs + edges). Deterministic for a given seed on every
+ * platform (the gaps between edges go through log(); a C library whose log
+ * differs in the last bit could, very rarely, shift one edge). */
 int mpitopo_pattern_random(int nprocs, double density, uint64_t seed,
                            mpitopo_pattern_t **pattern);
 
 /* Rings of ring_size consecutive processes (the last ring may be shorter):
- * each process sends one message of one byte to the next one in its ring. */
+ * each process sends one message of one byte to the next one in its ring.
+ * A ring of 2 gives both directions, a ring of 1 no edge. nprocs and
+ * ring_size >= 1. */
 int mpitopo_pattern_rings(int nprocs, int ring_size, mpitopo_pattern_t **pattern);
 
 /* Every ordered pair (i, j), i != j: one message of one byte. */
@@ -90,9 +107,14 @@ int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern);
  * From a description:
  *   cart:DIMS[:open|:periods=P,P..][:star=R|:moore=R|:offsets=O;O;..][:weights=W,W..][:bytes=B]
  *        DIMS like 128x128 or 16x32x32; periodic unless :open; star radius 1
- *        by default; an offset O is ndims comma-separated integers.
+ *        by default; an offset O is ndims comma-separated integers;
+ *        weights are the per-dimension factors (stencil dim_weights), one
+ *        per dimension; options come in any order, each at most once.
  *   random:N:DENSITY:SEED    ring:N:K    complete:N
- * Errors name the offending field.
+ *        SEED a decimal integer in [0, 2^63-1].
+ * Errors name the offending field: MPITOPO_ERR_PARSE (also for unknown
+ * kinds), MPITOPO_ERR_RANGE (too many processes or offsets, overflowing
+ * bytes), MPITOPO_ERR_NOMEM, MPITOPO_ERR_ARG (NULL pointers).
  */
 int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern);
 
@@ -103,17 +125,22 @@ int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern);
  *   mpitopo-pattern 1 NPROCS        first non-comment line: format, version, processes
  *   SRC DST BYTES MESSAGES          one edge per line, as many as needed
  *
- * SRC and DST are integers in [0, NPROCS); BYTES and MESSAGES are finite
- * non-negative numbers. Fields are separated by blanks or tabs. Repeated
- * edges are summed. Errors give the line number: "pattern.txt:12: DST = 70
- * out of range [0, 64)".
+ * NPROCS is an integer in [1, 2^31-1]; SRC and DST are integers in
+ * [0, NPROCS); BYTES and MESSAGES are finite non-negative decimal numbers
+ * (no hex, inf or nan). Fields are separated by blanks or tabs; lines end
+ * with LF or CRLF, the last one may lack it; NUL bytes are refused. Repeated
+ * edges are summed. Errors (MPITOPO_ERR_FORMAT) give the line number:
+ * "pattern.txt:12: DST = 70 out of range [0, 64)". mpitopo_pattern_read
+ * also fails with MPITOPO_ERR_IO (naming the path and the system's reason).
  */
 int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **pattern);
 /* The same format from memory (len bytes, need not be NUL-terminated);
  * `name` is used in error messages. */
 int mpitopo_pattern_parse(const char *text, size_t len, const char *name,
                           mpitopo_pattern_t **pattern);
-/* Write in the format above; weights are printed exactly (%.17g). */
+/* Write in the format above; weights are printed exactly (%.17g), so
+ * reading the file back gives the same pattern bit for bit. The stream is
+ * flushed, not closed. MPITOPO_ERR_IO when writing fails. */
 int mpitopo_pattern_write(const mpitopo_pattern_t *pattern, const char *path);
 int mpitopo_pattern_write_stream(const mpitopo_pattern_t *pattern, FILE *stream);
 
@@ -122,7 +149,8 @@ void mpitopo_pattern_destroy(mpitopo_pattern_t **pattern);
 int mpitopo_pattern_nprocs(const mpitopo_pattern_t *pattern, int *nprocs);
 int mpitopo_pattern_nedges(const mpitopo_pattern_t *pattern, int64_t *nedges);
 /* Out-edges of `proc`: pointers into the pattern, valid while it lives. Any
- * out-pointer but degree may be NULL. */
+ * out-pointer but degree may be NULL. MPITOPO_ERR_RANGE if proc is not in
+ * [0, nprocs). */
 int mpitopo_pattern_out_edges(const mpitopo_pattern_t *pattern, int proc, int *degree,
                               const int **dst, const double **bytes, const double **msgs);
 /* Weight of an edge under `weight`. */
@@ -130,8 +158,9 @@ static inline double mpitopo_edge_weight(mpitopo_weight_t weight, double bytes, 
 {
     return weight == MPITOPO_WEIGHT_BYTES ? bytes : weight == MPITOPO_WEIGHT_MESSAGES ? msgs : 1.0;
 }
-/* Grid of a Cartesian pattern. *is_cart = 0 for other patterns. dims and
- * periods (MPITOPO_MAX_DIMS entries each, may be NULL) receive the grid. */
+/* Grid of a Cartesian pattern. *is_cart = 0 (and *ndims = 0) for other
+ * patterns. dims and periods (MPITOPO_MAX_DIMS entries each, may be NULL)
+ * receive the grid, periods as 0 or 1. Any out-pointer may be NULL. */
 int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart, int *ndims,
                               int *dims, int *periods);
 

@@ -63,7 +63,8 @@ static int parse_network(const char *v)
         while (*p && !strchr(" \t,", *p))
             p++;
         if (mpitopo__parse_long(num, (size_t)(p - num), 1, INT_MAX, &arity[n]) != 0)
-            return net_error(v, (size_t)(num - v), "the number of children must be an integer >= 1");
+            return net_error(v, (size_t)(num - v),
+                             "the number of children must be an integer >= 1");
         if (n == MPITOPO_MAX_LEVELS - 2)
             return net_error(v, (size_t)(name - v), "too many levels");
         memcpy(net.name[n], name, len);
@@ -95,8 +96,9 @@ static int load_network(void)
         if (v && *v)
             parse_network(v);
     }
-    int rc = net.rc == MPITOPO_SUCCESS ? MPITOPO_SUCCESS
-                                       : mpitopo__error_at(net.rc, "mpitopo_comm_machine", "%s", net.msg);
+    int rc = MPITOPO_SUCCESS;
+    if (net.rc != MPITOPO_SUCCESS)
+        rc = mpitopo__error_at(net.rc, "mpitopo_comm_machine", "%s", net.msg);
     pthread_mutex_unlock(&cm_lock);
     return rc;
 }
@@ -304,7 +306,7 @@ int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_o
     /* Agree on the levels (and on failure) before exchanging records. */
     int failed = local != MPITOPO_SUCCESS;
     int v[7] = {failed ? -rank : -size, failed ? -local : 0, L.nabove, -L.nabove,
-                L.ninner,           -L.ninner,           !L.bound};
+                L.ninner, -L.ninner, !L.bound};
     rc = PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_INT, MPI_MAX, comm);
     if (rc == MPI_SUCCESS && -v[0] < size)
         rc = failed ? local

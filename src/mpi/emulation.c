@@ -20,6 +20,7 @@ static struct {
     int rc; /* error of reading the variables, with msg */
     char msg[EMU_MSG];
     mpitopo_machine_t *machine; /* NULL when emulation is off */
+    char *desc;                 /* MPITOPO_EMULATE, for messages */
     char *placement;            /* MPITOPO_EMULATE_PLACEMENT or "block" */
     int world_size;             /* size the placement below was computed for, 0 if none */
     int *leaf_of_rank;
@@ -55,8 +56,9 @@ static int load_machine(void)
         return emu_error(MPITOPO_ERR_ARG, "MPITOPO_EMULATE = \"%s\": %s", desc);
     }
     emu.placement = mpitopo__strdup(placement && *placement ? placement : "block");
-    if (!emu.placement) {
-        MPITOPO_NOMEM("the emulated placement");
+    emu.desc = mpitopo__strdup(desc);
+    if (!emu.placement || !emu.desc) {
+        MPITOPO_NOMEM("the emulation settings");
         mpitopo_machine_destroy(&emu.machine);
         return emu_error(MPITOPO_ERR_NOMEM, "MPITOPO_EMULATE = \"%s\": %s", desc);
     }
@@ -69,13 +71,13 @@ static int load_machine(void)
 /* Place world_size ranks on the emulated machine (once per world size). */
 static int place(int world_size)
 {
-    const char *desc = getenv("MPITOPO_EMULATE");
     int nleaves = 0;
     mpitopo_machine_nleaves(emu.machine, &nleaves);
     if (nleaves < world_size) {
-        mpitopo__error(MPITOPO_ERR_RANGE, "%d leaves, fewer than the %d processes of MPI_COMM_WORLD",
-                       nleaves, world_size);
-        return emu_error(MPITOPO_ERR_RANGE, "MPITOPO_EMULATE = \"%s\" has %s", desc);
+        mpitopo__error(MPITOPO_ERR_RANGE,
+                       "%d leaves, fewer than the %d processes of MPI_COMM_WORLD", nleaves,
+                       world_size);
+        return emu_error(MPITOPO_ERR_RANGE, "MPITOPO_EMULATE = \"%s\" has %s", emu.desc);
     }
     int *leaves = mpitopo__malloc_array((size_t)world_size, sizeof *leaves);
     if (!leaves)
@@ -165,6 +167,7 @@ void mpitopo__emulation_finalize(void)
 {
     pthread_mutex_lock(&emu_lock);
     mpitopo_machine_destroy(&emu.machine);
+    mpitopo__free(emu.desc);
     mpitopo__free(emu.placement);
     mpitopo__free(emu.leaf_of_rank);
     memset(&emu, 0, sizeof emu);

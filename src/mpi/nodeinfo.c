@@ -25,14 +25,18 @@ typedef struct attachment {
     struct attachment *prev, *next;
     nodeinfo_entry_t *entry; /* NULL once released at finalize */
     MPI_Comm comm;           /* MPI_COMM_NULL while unknown (made by the copy callback) */
+    unsigned long serial;    /* tells attachments apart at finalize */
 } attachment_t;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cache_keyval = MPI_KEYVAL_INVALID;
 static attachment_t attachments = {.prev = &attachments, .next = &attachments};
+static unsigned long next_serial;
 
+/* Under cache_lock. */
 static void link_attachment(attachment_t *a)
 {
+    a->serial = ++next_serial;
     a->prev = attachments.prev;
     a->next = &attachments;
     attachments.prev->next = a;
@@ -46,15 +50,20 @@ static void unlink_attachment(attachment_t *a)
 }
 
 /* Free an entry nobody refers to any more. Never called under cache_lock:
- * freeing node_comm runs our delete callback if it has a cache of its own. */
+ * freeing node_comm runs our delete callback if it has a cache of its own.
+ * It runs inside attribute callbacks, which must not fail once the
+ * attachment is gone, so an MPI error here is only logged. */
 static void entry_free(nodeinfo_entry_t *e)
 {
     if (!e)
         return;
+    int rc = MPI_SUCCESS;
     if (e->info.leader_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&e->info.leader_comm);
-    if (e->info.node_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&e->info.node_comm);
+        rc = PMPI_Comm_free(&e->info.leader_comm);
+    if (rc == MPI_SUCCESS && e->info.node_comm != MPI_COMM_NULL)
+        rc = PMPI_Comm_free(&e->info.node_comm);
+    if (rc != MPI_SUCCESS)
+        mpitopo__log(1, "freeing a cached node communicator failed with MPI error %d", rc);
     mpitopo__free(e);
 }
 
@@ -116,16 +125,24 @@ static int release_one(void)
         return 0;
     }
     MPI_Comm comm = a->comm;
+    unsigned long serial = a->serial;
     int keyval = cache_keyval;
     pthread_mutex_unlock(&cache_lock);
-    /* MPI_COMM_SELF is being freed right now: leave its attribute list alone
-     * (its own cache, set after our finalize hook, is normally gone already). */
-    if (comm != MPI_COMM_NULL && comm != MPI_COMM_SELF &&
-        PMPI_Comm_delete_attr(comm, keyval) == MPI_SUCCESS)
-        return 1;
+    /* Normally delete_cb runs and frees the attachment. MPI_COMM_SELF is
+     * being freed right now: leave its attribute list alone (its own cache,
+     * set after our finalize hook, is normally gone already). */
+    if (comm != MPI_COMM_NULL && comm != MPI_COMM_SELF)
+        PMPI_Comm_delete_attr(comm, keyval);
+    /* Otherwise drop its entry by hand; the attachment stays listed (an
+     * empty shell) until MPI deletes the attribute, if ever. */
+    nodeinfo_entry_t *last = NULL;
     pthread_mutex_lock(&cache_lock);
-    nodeinfo_entry_t *last = entry_unref_locked(a->entry);
-    a->entry = NULL; /* the attachment stays listed until MPI deletes it */
+    for (a = attachments.next; a != &attachments; a = a->next)
+        if (a->serial == serial) {
+            last = entry_unref_locked(a->entry);
+            a->entry = NULL;
+            break;
+        }
     pthread_mutex_unlock(&cache_lock);
     entry_free(last);
     return 1;
@@ -153,7 +170,7 @@ static int get_keyval(int *keyval)
     return rc;
 }
 
-/* Colour of the calling process's node: its emulated node, or split_type. */
+/* Split comm by node: the emulated node of each process, or MPI_COMM_TYPE_SHARED. */
 static int split_nodes(MPI_Comm comm, int rank, int emulate, const mpitopo_machine_t *emu,
                        int leaf, int ok, MPI_Comm *node_comm)
 {
@@ -197,7 +214,7 @@ static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local)
     int leader = ni->node_comm != MPI_COMM_NULL && ni->local_rank == 0;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_split(comm, leader ? 0 : MPI_UNDEFINED, rank, &ni->leader_comm);
-    if (rc == MPI_SUCCESS && leader && 
+    if (rc == MPI_SUCCESS && leader &&
         (rc = PMPI_Comm_rank(ni->leader_comm, &ni->node)) == MPI_SUCCESS)
         rc = PMPI_Comm_size(ni->leader_comm, &ni->nnodes);
     int nn[2] = {ni->node, ni->nnodes};

@@ -14,7 +14,8 @@ typedef struct slice {
 /* For "%.*s": at most 64 characters of a slice. */
 #define SLICE(f) (int)((f).len < 64 ? (f).len : 64), (f).s
 
-static const char *const FUNC = "mpitopo_pattern_from_string";
+/* Errors of the helpers below are reported as this function's. */
+static const char *const from_string = "mpitopo_pattern_from_string";
 
 static int bad(int code, const char *desc, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
 static int bad(int code, const char *desc, const char *fmt, ...)
@@ -24,7 +25,7 @@ static int bad(int code, const char *desc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return mpitopo__error_at(code, FUNC, "desc = \"%.100s\": %s", desc, detail);
+    return mpitopo__error_at(code, from_string, "desc = \"%.100s\": %s", desc, detail);
 }
 
 /* Cut the next piece up to sep (or the end) off the front of rest. */
@@ -94,18 +95,20 @@ static int parse_dims(const char *desc, slice_t f, cart_desc_t *c)
     return MPITOPO_SUCCESS;
 }
 
-/* name=V,V,..: exactly ndims integers in [min, max] or factors >= 0. */
-static int parse_int_list(const char *desc, slice_t name, slice_t v, const cart_desc_t *c,
-                          int min, int max, int *out)
+/* name=V,V,..: exactly ndims integers in [min, max]. */
+static int parse_int_list(const char *desc, slice_t name, slice_t v, const cart_desc_t *c, int min,
+                          int max, int *out)
 {
     if (count_pieces(v, ',') != c->ndims)
-        return bad(MPITOPO_ERR_PARSE, desc, "%.*s = \"%.*s\" must have %d values, one per dimension",
-                   SLICE(name), SLICE(v), c->ndims);
+        return bad(MPITOPO_ERR_PARSE, desc,
+                   "%.*s = \"%.*s\" must have %d values, one per dimension", SLICE(name), SLICE(v),
+                   c->ndims);
     for (int i = 0; i < c->ndims; i++) {
         slice_t x = take(&v, ',');
         if (to_int(x, min, max, &out[i]))
-            return bad(MPITOPO_ERR_PARSE, desc, "%.*s: value %d \"%.*s\" is not an integer in [%d, %d]",
-                       SLICE(name), i + 1, SLICE(x), min, max);
+            return bad(MPITOPO_ERR_PARSE, desc,
+                       "%.*s: value %d \"%.*s\" is not an integer in [%d, %d]", SLICE(name), i + 1,
+                       SLICE(x), min, max);
     }
     return MPITOPO_SUCCESS;
 }
@@ -113,8 +116,8 @@ static int parse_int_list(const char *desc, slice_t name, slice_t v, const cart_
 static int parse_weights(const char *desc, slice_t v, cart_desc_t *c)
 {
     if (count_pieces(v, ',') != c->ndims)
-        return bad(MPITOPO_ERR_PARSE, desc, "weights = \"%.*s\" must have %d values, one per dimension",
-                   SLICE(v), c->ndims);
+        return bad(MPITOPO_ERR_PARSE, desc,
+                   "weights = \"%.*s\" must have %d values, one per dimension", SLICE(v), c->ndims);
     for (int i = 0; i < c->ndims; i++) {
         slice_t x = take(&v, ',');
         if (to_factor(x, &c->dim_weights[i]))
@@ -131,7 +134,8 @@ static int parse_offsets(const char *desc, slice_t v, cart_desc_t *c)
     int n = count_pieces(v, ';');
     c->offsets = mpitopo__malloc_array((size_t)n * (size_t)(c->ndims ? c->ndims : 1), sizeof(int));
     if (!c->offsets)
-        return MPITOPO_NOMEM("offsets");
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, from_string,
+                                 "out of memory allocating offsets");
     for (int k = 0; k < n; k++) {
         slice_t o = take(&v, ';');
         int rc = parse_int_list(desc, (slice_t){"offset", 6}, o, c, INT_MIN, INT_MAX,
@@ -154,7 +158,8 @@ static int parse_radius(const char *desc, slice_t name, slice_t v, cart_desc_t *
     return MPITOPO_SUCCESS;
 }
 
-static const char *const cart_options[] = {"open", "periods", "star", "moore", "offsets", "weights", "bytes"};
+static const char *const cart_options[] = {"open",    "periods", "star", "moore",
+                                           "offsets", "weights", "bytes"};
 enum { OPT_OPEN, OPT_PERIODS, OPT_STAR, OPT_MOORE, OPT_OFFSETS, OPT_WEIGHTS, OPT_BYTES, NOPTS };
 
 /* Which option `name` is, refusing unknown, repeated and exclusive ones. */
@@ -172,6 +177,8 @@ static int option_index(const char *desc, slice_t name, cart_desc_t *c, int *opt
                      : k == OPT_STAR || k == OPT_MOORE || k == OPT_OFFSETS
                          ? 1u << OPT_STAR | 1u << OPT_MOORE | 1u << OPT_OFFSETS
                          : 1u << k;
+    if (c->seen & 1u << k)
+        return bad(MPITOPO_ERR_PARSE, desc, "option \"%s\" given twice", cart_options[k]);
     if (c->seen & group)
         return bad(MPITOPO_ERR_PARSE, desc, "option \"%s\" conflicts with an earlier option",
                    cart_options[k]);
@@ -245,9 +252,10 @@ static int split_fields(const char *desc, slice_t rest, int n, const char *const
 {
     int have = count_pieces(rest, ':');
     if (have != n)
-        return bad(MPITOPO_ERR_PARSE, desc, "expected %d fields after the kind (%s%s%s%s%s), got %d", n,
-                   names[0], n > 1 ? ":" : "", n > 1 ? names[1] : "", n > 2 ? ":" : "",
-                   n > 2 ? names[2] : "", have);
+        return bad(MPITOPO_ERR_PARSE, desc,
+                   "expected %d fields after the kind (%s%s%s%s%s), got %d", n, names[0],
+                   n > 1 ? ":" : "", n > 1 ? names[1] : "", n > 2 ? ":" : "", n > 2 ? names[2] : "",
+                   have);
     for (int i = 0; i < n; i++)
         fields[i] = take(&rest, ':');
     return MPITOPO_SUCCESS;

@@ -31,7 +31,8 @@ static int bad_line(const parser_t *ps, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return mpitopo__error_at(MPITOPO_ERR_FORMAT, ps->func, "%s:%ld: %s", ps->name, ps->line, detail);
+    return mpitopo__error_at(MPITOPO_ERR_FORMAT, ps->func, "%s:%ld: %s", ps->name, ps->line,
+                             detail);
 }
 
 /* A field as it can be quoted in a message: at most 32 characters, the
@@ -67,7 +68,7 @@ static int parse_header(parser_t *ps, const field_t *f, int n)
 {
     char buf[40];
     long long v;
-    if (n < 1 || f[0].len != 15 || memcmp(f[0].s, "mpitopo-pattern", 15) != 0)
+    if (f[0].len != 15 || memcmp(f[0].s, "mpitopo-pattern", 15) != 0)
         return bad_line(ps, "expected the header \"mpitopo-pattern 1 NPROCS\", got \"%s\"",
                         show(f[0], buf));
     if (n != 3)
@@ -77,7 +78,8 @@ static int parse_header(parser_t *ps, const field_t *f, int n)
         return bad_line(ps, "version = \"%s\" is not supported (this reader knows version 1)",
                         show(f[1], buf));
     if (mpitopo__parse_long(f[2].s, f[2].len, 1, INT_MAX, &v))
-        return bad_line(ps, "NPROCS = \"%s\" is not an integer in [1, %d]", show(f[2], buf), INT_MAX);
+        return bad_line(ps, "NPROCS = \"%s\" is not an integer in [1, %d]", show(f[2], buf),
+                        INT_MAX);
     ps->nprocs = (int)v;
     return MPITOPO_SUCCESS;
 }
@@ -157,7 +159,7 @@ static int parse_text(const char *text, size_t len, const char *name, const char
                       mpitopo_pattern_t **pattern)
 {
     parser_t ps = {func, name ? name : "(memory)", 0, 0, {0}};
-    mpitopo__coo_init(&ps.coo, MPITOPO__COO_BYTES | MPITOPO__COO_MSGS);
+    mpitopo__coo_init(&ps.coo, MPITOPO__COO_BYTES | MPITOPO__COO_MSGS, func);
     int rc = MPITOPO_SUCCESS;
     for (size_t pos = 0; !rc && pos < len;) {
         const char *nl = memchr(text + pos, '\n', len - pos);

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Errors of the Cartesian helpers are mpitopo_pattern_cart's. */
+#define CART_FAIL(code, ...) mpitopo__error_at((code), "mpitopo_pattern_cart", __VA_ARGS__)
+#define CART_NOMEM(what) CART_FAIL(MPITOPO_ERR_NOMEM, "out of memory allocating %s", (what))
+
 /* A list of stencil offsets (n x ndims ints) with the bytes and the number
  * of messages each one stands for. */
 struct offsets {
@@ -27,13 +31,13 @@ static void offsets_free(struct offsets *l)
 static int offsets_alloc(struct offsets *l, int64_t n, int ndims)
 {
     if (n > INT_MAX)
-        return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "the stencil has more than %d offsets", INT_MAX);
+        return CART_FAIL(MPITOPO_ERR_RANGE, "the stencil has more than %d offsets", INT_MAX);
     l->n = (int)n;
     l->o = mpitopo__calloc((size_t)n * (size_t)ndims, sizeof *l->o);
     l->bytes = mpitopo__malloc_array((size_t)n, sizeof *l->bytes);
     l->msgs = mpitopo__malloc_array((size_t)n, sizeof *l->msgs);
     if (!l->o || !l->bytes || !l->msgs)
-        return MPITOPO_NOMEM("stencil offsets");
+        return CART_NOMEM("stencil offsets");
     return MPITOPO_SUCCESS;
 }
 
@@ -54,20 +58,18 @@ static int check_grid(int ndims, const int *dims, const int *periods, mpitopo__c
                       int *nprocs)
 {
     if (ndims < 0 || ndims > MPITOPO_MAX_DIMS)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "ndims = %d must be in [0, %d]", ndims,
-                            MPITOPO_MAX_DIMS);
+        return CART_FAIL(MPITOPO_ERR_ARG, "ndims = %d must be in [0, %d]", ndims, MPITOPO_MAX_DIMS);
     if (ndims > 0 && !dims)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "dims must not be NULL when ndims = %d", ndims);
+        return CART_FAIL(MPITOPO_ERR_ARG, "dims must not be NULL when ndims = %d", ndims);
     int64_t n = 1;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 1)
-            return MPITOPO_FAIL(MPITOPO_ERR_ARG, "dims[%d] = %d must be >= 1", i, dims[i]);
+            return CART_FAIL(MPITOPO_ERR_ARG, "dims[%d] = %d must be >= 1", i, dims[i]);
         n *= dims[i];
         if (n > INT_MAX) {
             char buf[MPITOPO_MAX_DIMS * 12];
             format_dims(buf, sizeof buf, ndims, dims);
-            return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "dims = %s: more than %d processes", buf,
-                                INT_MAX);
+            return CART_FAIL(MPITOPO_ERR_RANGE, "dims = %s: more than %d processes", buf, INT_MAX);
         }
         cart->dims[i] = dims[i];
         cart->periods[i] = periods ? periods[i] != 0 : 1;
@@ -86,26 +88,27 @@ static int check_stencil(int ndims, const mpitopo_stencil_t *s)
 {
     if (s->kind != MPITOPO_STENCIL_STAR && s->kind != MPITOPO_STENCIL_MOORE &&
         s->kind != MPITOPO_STENCIL_OFFSETS)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "stencil->kind = %d is not a stencil kind", (int)s->kind);
+        return CART_FAIL(MPITOPO_ERR_ARG, "stencil->kind = %d is not a stencil kind", (int)s->kind);
     if (s->kind != MPITOPO_STENCIL_OFFSETS && s->radius < 0)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "stencil->radius = %d must be >= 0", s->radius);
+        return CART_FAIL(MPITOPO_ERR_ARG, "stencil->radius = %d must be >= 0", s->radius);
     if (s->kind == MPITOPO_STENCIL_OFFSETS && s->noffsets < 0)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "stencil->noffsets = %d must be >= 0", s->noffsets);
+        return CART_FAIL(MPITOPO_ERR_ARG, "stencil->noffsets = %d must be >= 0", s->noffsets);
     if (s->kind == MPITOPO_STENCIL_OFFSETS && s->noffsets > 0 && !s->offsets)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "stencil->offsets must not be NULL when noffsets = %d",
-                            s->noffsets);
+        return CART_FAIL(MPITOPO_ERR_ARG, "stencil->offsets must not be NULL when noffsets = %d",
+                         s->noffsets);
     if (bad_factor(s->bytes))
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "stencil->bytes = %g must be finite and >= 0", s->bytes);
+        return CART_FAIL(MPITOPO_ERR_ARG, "stencil->bytes = %g must be finite and >= 0", s->bytes);
     for (int i = 0; s->dim_weights && i < ndims; i++)
         if (bad_factor(s->dim_weights[i]))
-            return MPITOPO_FAIL(MPITOPO_ERR_ARG, "stencil->dim_weights[%d] = %g must be finite and >= 0",
-                                i, s->dim_weights[i]);
+            return CART_FAIL(MPITOPO_ERR_ARG,
+                             "stencil->dim_weights[%d] = %g must be finite and >= 0", i,
+                             s->dim_weights[i]);
     int weighted = s->kind == MPITOPO_STENCIL_OFFSETS && s->offset_weights;
     for (int k = 0; weighted && k < s->noffsets; k++)
         if (bad_factor(s->offset_weights[k]))
-            return MPITOPO_FAIL(MPITOPO_ERR_ARG,
-                                "stencil->offset_weights[%d] = %g must be finite and >= 0", k,
-                                s->offset_weights[k]);
+            return CART_FAIL(MPITOPO_ERR_ARG,
+                             "stencil->offset_weights[%d] = %g must be finite and >= 0", k,
+                             s->offset_weights[k]);
     return MPITOPO_SUCCESS;
 }
 
@@ -164,7 +167,7 @@ static int expand_explicit(int ndims, const mpitopo_stencil_t *s, struct offsets
         for (int i = 0; i < ndims; i++)
             zero &= l->o[(size_t)k * (size_t)ndims + (size_t)i] == 0;
         if (zero)
-            return MPITOPO_FAIL(MPITOPO_ERR_ARG, "stencil->offsets[%d] is all zero", k);
+            return CART_FAIL(MPITOPO_ERR_ARG, "stencil->offsets[%d] is all zero", k);
     }
     return MPITOPO_SUCCESS;
 }
@@ -181,7 +184,7 @@ static int weigh_offsets(int ndims, const mpitopo_stencil_t *s, struct offsets *
             if (l->o[(size_t)k * (size_t)ndims + (size_t)i] != 0)
                 b *= s->dim_weights[i];
         if (!isfinite(b))
-            return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "the bytes of stencil offset %d overflow", k);
+            return CART_FAIL(MPITOPO_ERR_RANGE, "the bytes of stencil offset %d overflow", k);
         l->bytes[k] = b;
         l->msgs[k] = 1.0;
     }
@@ -204,7 +207,8 @@ static int expand_stencil(int ndims, const mpitopo_stencil_t *s, struct offsets 
  * Two offsets that agree modulo the periodic dimensions reach the same peer
  * from every process, so they are merged once here rather than nprocs times
  * in the CSR; offsets that reach no other process are dropped. The edge list
- * then has no duplicates and no self edges, and its size is known. */
+ * then has no duplicates and no self edges, and its size is known. The
+ * pattern still remembers the stencil as given (see pattern_internal.h). */
 
 /* Reduce offset o in place; returns 0 if it never reaches another process. */
 static int normalize_offset(const mpitopo__cart_t *c, int *o)
@@ -254,7 +258,7 @@ static int merge_offsets(int ndims, const struct offset_key *keys, int nkeys,
             eff->bytes[m - 1] += raw->bytes[j];
             eff->msgs[m - 1] += raw->msgs[j];
             if (!isfinite(eff->bytes[m - 1]))
-                return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "the bytes of merged stencil offsets overflow");
+                return CART_FAIL(MPITOPO_ERR_RANGE, "the bytes of merged stencil offsets overflow");
             continue;
         }
         if (row)
@@ -267,20 +271,29 @@ static int merge_offsets(int ndims, const struct offset_key *keys, int nkeys,
     return MPITOPO_SUCCESS;
 }
 
-static int effective_offsets(const mpitopo__cart_t *c, struct offsets *raw, struct offsets *eff)
+static int effective_offsets(const mpitopo__cart_t *c, const struct offsets *raw,
+                             struct offsets *eff)
 {
-    int ndims = c->ndims, nkeys = 0;
+    int ndims = c->ndims, nkeys = 0, rc;
+    size_t size = (size_t)raw->n * (size_t)ndims;
     struct offset_key *keys = mpitopo__malloc_array((size_t)raw->n, sizeof *keys);
-    if (!keys)
-        return MPITOPO_NOMEM("stencil keys");
+    int *norm = mpitopo__malloc_array(size, sizeof *norm);
+    if (!keys || !norm) {
+        rc = CART_NOMEM("stencil keys");
+        goto cleanup;
+    }
+    if (size)
+        memcpy(norm, raw->o, size * sizeof *norm);
     for (int k = 0; k < raw->n; k++) {
-        int *o = raw->o + (size_t)k * (size_t)ndims;
+        int *o = norm + (size_t)k * (size_t)ndims;
         if (normalize_offset(c, o))
             keys[nkeys++] = (struct offset_key){o, ndims, k};
     }
     qsort(keys, (size_t)nkeys, sizeof *keys, compare_offsets);
-    int rc = merge_offsets(ndims, keys, nkeys, raw, eff);
+    rc = merge_offsets(ndims, keys, nkeys, raw, eff);
+cleanup:
     mpitopo__free(keys);
+    mpitopo__free(norm);
     return rc;
 }
 
@@ -331,7 +344,7 @@ int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
     const mpitopo_stencil_t *s = stencil ? stencil : &default_stencil;
     struct offsets raw = {0}, eff = {0};
     mpitopo__coo_t coo;
-    mpitopo__coo_init(&coo, MPITOPO__COO_BYTES | MPITOPO__COO_MSGS);
+    mpitopo__coo_init(&coo, MPITOPO__COO_BYTES | MPITOPO__COO_MSGS, __func__);
     int nprocs = 0, rc;
     mpitopo__cart_t *cart = mpitopo__calloc(1, sizeof *cart);
     if (!cart) {
@@ -343,10 +356,11 @@ int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
         (rc = cart_edges(cart, nprocs, &eff, &coo)) ||
         (rc = mpitopo__pattern_from_coo(nprocs, &coo, pattern)))
         goto cleanup;
-    cart->noffsets = eff.n;
-    cart->offsets = eff.o;
-    cart->offset_bytes = eff.bytes;
-    eff.o = NULL, eff.bytes = NULL;
+    cart->noffsets = raw.n;
+    cart->offsets = raw.o;
+    cart->offset_bytes = raw.bytes;
+    raw.o = NULL;
+    raw.bytes = NULL;
     (*pattern)->cart = cart;
     cart = NULL;
 cleanup:
@@ -407,7 +421,7 @@ int mpitopo_pattern_random(int nprocs, double density, uint64_t seed, mpitopo_pa
     if (density == 1)
         return mpitopo_pattern_complete(nprocs, pattern);
     mpitopo__coo_t coo;
-    mpitopo__coo_init(&coo, 0);
+    mpitopo__coo_init(&coo, 0, __func__);
     int rc = MPITOPO_SUCCESS;
     if (density > 0 && nprocs > 1)
         rc = sample_pairs(nprocs, density, seed, &coo);
@@ -428,7 +442,7 @@ int mpitopo_pattern_rings(int nprocs, int ring_size, mpitopo_pattern_t **pattern
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "nprocs = %d and ring_size = %d must be >= 1", nprocs,
                             ring_size);
     mpitopo__coo_t coo;
-    mpitopo__coo_init(&coo, 0);
+    mpitopo__coo_init(&coo, 0, __func__);
     int rc = mpitopo__coo_reserve(&coo, nprocs);
     for (int first = 0; !rc && first < nprocs; first += ring_size) {
         int len = nprocs - first < ring_size ? nprocs - first : ring_size;
@@ -451,7 +465,7 @@ int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern)
     if (nprocs < 1)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "nprocs = %d must be >= 1", nprocs);
     mpitopo__coo_t coo;
-    mpitopo__coo_init(&coo, 0);
+    mpitopo__coo_init(&coo, 0, __func__);
     int rc = mpitopo__coo_reserve(&coo, (int64_t)nprocs * (nprocs - 1));
     for (int i = 0; !rc && i < nprocs; i++)
         for (int j = 0; !rc && j < nprocs; j++)

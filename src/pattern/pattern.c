@@ -8,12 +8,17 @@
 /* Rows up to this length are sorted by insertion, longer ones by qsort. */
 #define SMALL_ROW 32
 
+/* Errors of the builder name the public function that called it. */
+#define NOMEM_IN(func, what)                                                                       \
+    mpitopo__error_at(MPITOPO_ERR_NOMEM, (func), "out of memory allocating %s", (what))
+
 /* Coordinate lists ------------------------------------------------------- */
 
-void mpitopo__coo_init(mpitopo__coo_t *coo, int flags)
+void mpitopo__coo_init(mpitopo__coo_t *coo, int flags, const char *func)
 {
     memset(coo, 0, sizeof *coo);
     coo->flags = flags;
+    coo->func = func;
 }
 
 void mpitopo__coo_free(mpitopo__coo_t *coo)
@@ -22,7 +27,7 @@ void mpitopo__coo_free(mpitopo__coo_t *coo)
     mpitopo__free(coo->dst);
     mpitopo__free(coo->bytes);
     mpitopo__free(coo->msgs);
-    mpitopo__coo_init(coo, coo->flags);
+    mpitopo__coo_init(coo, coo->flags, coo->func);
 }
 
 /* Grow one array to cap elements; on failure the old block stays valid. */
@@ -43,7 +48,7 @@ int mpitopo__coo_reserve(mpitopo__coo_t *coo, int64_t cap)
         grow((void **)&coo->dst, cap, sizeof(int)) ||
         ((coo->flags & MPITOPO__COO_BYTES) && grow((void **)&coo->bytes, cap, sizeof(double))) ||
         ((coo->flags & MPITOPO__COO_MSGS) && grow((void **)&coo->msgs, cap, sizeof(double))))
-        return MPITOPO_NOMEM("the edge list");
+        return NOMEM_IN(coo->func, "the edge list");
     coo->cap = cap;
     return MPITOPO_SUCCESS;
 }
@@ -68,13 +73,13 @@ int mpitopo__coo_push(mpitopo__coo_t *coo, int src, int dst, double bytes, doubl
 /* CSR builder ------------------------------------------------------------ */
 
 /* Give an unkept weight its default of 1 per edge. */
-static int fill_ones(double **w, int64_t n)
+static int fill_ones(double **w, int64_t n, const char *func)
 {
     if (*w)
         return MPITOPO_SUCCESS;
     *w = mpitopo__malloc_array((size_t)n, sizeof **w);
     if (!*w)
-        return MPITOPO_NOMEM("edge weights");
+        return NOMEM_IN(func, "edge weights");
     for (int64_t e = 0; e < n; e++)
         (*w)[e] = 1.0;
     return MPITOPO_SUCCESS;
@@ -94,15 +99,18 @@ static int bucket_by_source(mpitopo_pattern_t *p, mpitopo__coo_t *coo)
     for (int i = 0; i < p->nprocs; i++)
         offs[i + 1] += offs[i];
     if (sorted) {
-        p->dst = coo->dst, p->bytes = coo->bytes, p->msgs = coo->msgs;
-        coo->dst = NULL, coo->bytes = coo->msgs = NULL;
+        p->dst = coo->dst;
+        p->bytes = coo->bytes;
+        p->msgs = coo->msgs;
+        coo->dst = NULL;
+        coo->bytes = coo->msgs = NULL;
         return MPITOPO_SUCCESS;
     }
     p->dst = mpitopo__malloc_array((size_t)n, sizeof *p->dst);
     p->bytes = mpitopo__malloc_array((size_t)n, sizeof *p->bytes);
     p->msgs = mpitopo__malloc_array((size_t)n, sizeof *p->msgs);
     if (!p->dst || !p->bytes || !p->msgs)
-        return MPITOPO_NOMEM("the CSR arrays");
+        return NOMEM_IN(coo->func, "the CSR arrays");
     /* offs[s] serves as the cursor of row s; afterwards it holds the start
      * of row s + 1, so shift it back by one row. */
     for (int64_t e = 0; e < n; e++) {
@@ -135,7 +143,9 @@ static void insertion_sort_row(mpitopo_pattern_t *p, int64_t begin, int64_t end)
             p->bytes[j] = p->bytes[j - 1];
             p->msgs[j] = p->msgs[j - 1];
         }
-        p->dst[j] = d, p->bytes[j] = b, p->msgs[j] = m;
+        p->dst[j] = d;
+        p->bytes[j] = b;
+        p->msgs[j] = m;
     }
 }
 
@@ -175,7 +185,7 @@ static void qsort_row(mpitopo_pattern_t *p, int64_t begin, int64_t end, struct r
     memcpy(p->msgs + begin, s->msgs, (size_t)len * sizeof *s->msgs);
 }
 
-static int sort_rows(mpitopo_pattern_t *p)
+static int sort_rows(mpitopo_pattern_t *p, const char *func)
 {
     int64_t longest = 0;
     for (int i = 0; i < p->nprocs; i++) {
@@ -190,7 +200,7 @@ static int sort_rows(mpitopo_pattern_t *p)
         s.bytes = mpitopo__malloc_array((size_t)longest, sizeof *s.bytes);
         s.msgs = mpitopo__malloc_array((size_t)longest, sizeof *s.msgs);
         if (!s.keys || !s.bytes || !s.msgs) {
-            rc = MPITOPO_NOMEM("sort buffers");
+            rc = NOMEM_IN(func, "sort buffers");
             goto cleanup;
         }
     }
@@ -224,7 +234,9 @@ static void merge_duplicates(mpitopo_pattern_t *p)
                 p->msgs[w - 1] += p->msgs[r];
                 continue;
             }
-            p->dst[w] = p->dst[r], p->bytes[w] = p->bytes[r], p->msgs[w] = p->msgs[r];
+            p->dst[w] = p->dst[r];
+            p->bytes[w] = p->bytes[r];
+            p->msgs[w] = p->msgs[r];
             w++;
         }
     }
@@ -232,19 +244,20 @@ static void merge_duplicates(mpitopo_pattern_t *p)
     p->nedges = w;
 }
 
-static int check_sums(const mpitopo_pattern_t *p)
+static int check_sums(const mpitopo_pattern_t *p, const char *func)
 {
     for (int i = 0; i < p->nprocs; i++)
         for (int64_t k = p->offs[i]; k < p->offs[i + 1]; k++)
             if (!isfinite(p->bytes[k]) || !isfinite(p->msgs[k]))
-                return MPITOPO_FAIL(MPITOPO_ERR_RANGE,
-                                    "the summed weights of the repeated edge %d -> %d overflow "
-                                    "(bytes = %g, messages = %g)",
-                                    i, p->dst[k], p->bytes[k], p->msgs[k]);
+                return mpitopo__error_at(
+                    MPITOPO_ERR_RANGE, func,
+                    "the summed weights of the repeated edge %d -> %d overflow "
+                    "(bytes = %g, messages = %g)",
+                    i, p->dst[k], p->bytes[k], p->msgs[k]);
     return MPITOPO_SUCCESS;
 }
 
-/* Give back what merging freed; a failed shrink keeps the larger block. */
+/* Give back spare room; a failed shrink keeps the larger block. */
 static void shrink(void **array, int64_t n, size_t size)
 {
     void *q = mpitopo__realloc_array(*array, (size_t)n, size);
@@ -256,24 +269,25 @@ int mpitopo__pattern_from_coo(int nprocs, mpitopo__coo_t *coo, mpitopo_pattern_t
 {
     int rc;
     int64_t n = coo->n;
+    const char *func = coo->func;
     mpitopo_pattern_t *p = mpitopo__calloc(1, sizeof *p);
     if (!p || !(p->offs = mpitopo__calloc((size_t)nprocs + 1, sizeof *p->offs))) {
-        rc = MPITOPO_NOMEM("the pattern");
+        rc = NOMEM_IN(func, "the pattern");
         goto cleanup;
     }
     p->nprocs = nprocs;
     /* Room for one edge at least, so the arrays are never NULL. */
-    if ((rc = mpitopo__coo_reserve(coo, 1)) || (rc = fill_ones(&coo->bytes, n)) || (rc = fill_ones(&coo->msgs, n)) ||
-        (rc = bucket_by_source(p, coo)) || (rc = sort_rows(p)))
+    if ((rc = mpitopo__coo_reserve(coo, 1)) || (rc = fill_ones(&coo->bytes, n, func)) ||
+        (rc = fill_ones(&coo->msgs, n, func)) || (rc = bucket_by_source(p, coo)) ||
+        (rc = sort_rows(p, func)))
         goto cleanup;
     merge_duplicates(p);
-    if ((rc = check_sums(p)))
+    if ((rc = check_sums(p, func)))
         goto cleanup;
-    if (p->nedges < n) {
-        shrink((void **)&p->dst, p->nedges, sizeof *p->dst);
-        shrink((void **)&p->bytes, p->nedges, sizeof *p->bytes);
-        shrink((void **)&p->msgs, p->nedges, sizeof *p->msgs);
-    }
+    /* The arrays may have been taken over with spare room, or merged. */
+    shrink((void **)&p->dst, p->nedges, sizeof *p->dst);
+    shrink((void **)&p->bytes, p->nedges, sizeof *p->bytes);
+    shrink((void **)&p->msgs, p->nedges, sizeof *p->msgs);
     *pattern = p;
     p = NULL;
 cleanup:
@@ -284,25 +298,27 @@ cleanup:
 
 /* Public constructor and destructor ----------------------------------------- */
 
+#define CREATE_FAIL(code, ...) mpitopo__error_at((code), "mpitopo_pattern_create", __VA_ARGS__)
+
 static int check_coo_args(int nprocs, int64_t nedges, const int *src, const int *dst,
                           const double *bytes, const double *msgs)
 {
     if (nprocs < 1)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "nprocs = %d must be >= 1", nprocs);
+        return CREATE_FAIL(MPITOPO_ERR_ARG, "nprocs = %d must be >= 1", nprocs);
     if (nedges < 0)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "nedges = %lld must be >= 0", (long long)nedges);
+        return CREATE_FAIL(MPITOPO_ERR_ARG, "nedges = %lld must be >= 0", (long long)nedges);
     if (nedges > 0 && (!src || !dst))
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "src and dst must not be NULL when nedges = %lld > 0",
-                            (long long)nedges);
+        return CREATE_FAIL(MPITOPO_ERR_ARG, "src and dst must not be NULL when nedges = %lld > 0",
+                           (long long)nedges);
     for (int64_t e = 0; e < nedges; e++) {
         if (src[e] < 0 || src[e] >= nprocs || dst[e] < 0 || dst[e] >= nprocs)
-            return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "edge %lld: %d -> %d out of range [0, %d)",
-                                (long long)e, src[e], dst[e], nprocs);
+            return CREATE_FAIL(MPITOPO_ERR_RANGE, "edge %lld: %d -> %d out of range [0, %d)",
+                               (long long)e, src[e], dst[e], nprocs);
         if ((bytes && !(isfinite(bytes[e]) && bytes[e] >= 0)) ||
             (msgs && !(isfinite(msgs[e]) && msgs[e] >= 0)))
-            return MPITOPO_FAIL(MPITOPO_ERR_ARG,
-                                "edge %lld: bytes = %g, messages = %g must be finite and >= 0",
-                                (long long)e, bytes ? bytes[e] : 1.0, msgs ? msgs[e] : 1.0);
+            return CREATE_FAIL(MPITOPO_ERR_ARG,
+                               "edge %lld: bytes = %g, messages = %g must be finite and >= 0",
+                               (long long)e, bytes ? bytes[e] : 1.0, msgs ? msgs[e] : 1.0);
     }
     return MPITOPO_SUCCESS;
 }
@@ -317,7 +333,8 @@ int mpitopo_pattern_create(int nprocs, int64_t nedges, const int *src, const int
     if (rc)
         return rc;
     mpitopo__coo_t coo;
-    mpitopo__coo_init(&coo, (bytes ? MPITOPO__COO_BYTES : 0) | (msgs ? MPITOPO__COO_MSGS : 0));
+    mpitopo__coo_init(&coo, (bytes ? MPITOPO__COO_BYTES : 0) | (msgs ? MPITOPO__COO_MSGS : 0),
+                      __func__);
     if ((rc = mpitopo__coo_reserve(&coo, nedges)))
         goto cleanup;
     coo.n = nedges;
@@ -390,8 +407,8 @@ int mpitopo_pattern_out_edges(const mpitopo_pattern_t *pattern, int proc, int *d
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart, int *ndims,
-                              int *dims, int *periods)
+int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart, int *ndims, int *dims,
+                              int *periods)
 {
     if (!pattern)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "pattern must not be NULL");
@@ -423,8 +440,8 @@ int mpitopo_weight_from_string(const char *s, mpitopo_weight_t *weight)
             return MPITOPO_SUCCESS;
         }
     }
-    return MPITOPO_FAIL(MPITOPO_ERR_NOT_FOUND, "s = \"%.64s\" is not a weight (bytes, messages, unit)",
-                        s);
+    return MPITOPO_FAIL(MPITOPO_ERR_NOT_FOUND,
+                        "s = \"%.64s\" is not a weight (bytes, messages, unit)", s);
 }
 
 const char *mpitopo_weight_name(mpitopo_weight_t weight)

@@ -5,14 +5,13 @@
 #include "core/internal.h"
 
 /* What a Cartesian generator remembers: the grid and the final weight of
- * every stencil offset (bytes after offset and dimension factors).
- * The offsets are the distinct *effective* displacements of the stencil:
- * in a periodic dimension of size d a component is reduced modulo d to
- * (-d/2, d/2]; offsets that then coincide are merged (bytes summed);
- * offsets that never reach another process (a component beyond an open
- * border, |o_i| >= d_i, or wrapping onto the process itself) are left out.
- * So every process of a fully periodic grid has exactly noffsets
- * out-edges, one per offset, and the CSR has n * noffsets edges. */
+ * every stencil offset (bytes after offset and dimension factors), one
+ * message each. The offsets are the stencil as given (star and Moore
+ * expanded), not reduced: in a periodic dimension shorter than the spread of
+ * the offsets, several of them reach the same peer (the CSR holds one edge
+ * with the summed weights) or the process itself (no edge), and beyond an
+ * open border they reach nobody. Otherwise every offset gives one edge from
+ * every process whose neighbour exists. */
 typedef struct mpitopo__cart {
     int ndims;
     int dims[MPITOPO_MAX_DIMS];
@@ -36,19 +35,21 @@ struct mpitopo_pattern {
 
 /* Edges in coordinate form, the input of mpitopo__pattern_from_coo.
  * bytes (msgs) is allocated only with MPITOPO__COO_BYTES (_MSGS); without
- * it every edge weighs 1. */
+ * it every edge weighs 1. Errors while growing or building are reported as
+ * those of `func`, the public function at work. */
 #define MPITOPO__COO_BYTES 1
 #define MPITOPO__COO_MSGS 2
 typedef struct mpitopo__coo {
     int64_t n, cap;
     int flags;
+    const char *func;
     int *src;
     int *dst;
     double *bytes;
     double *msgs;
 } mpitopo__coo_t;
 
-void mpitopo__coo_init(mpitopo__coo_t *coo, int flags);
+void mpitopo__coo_init(mpitopo__coo_t *coo, int flags, const char *func);
 /* Make room for at least cap edges. MPITOPO_ERR_NOMEM on failure. */
 int mpitopo__coo_reserve(mpitopo__coo_t *coo, int64_t cap);
 /* Append one edge (weights ignored unless kept), growing geometrically. */

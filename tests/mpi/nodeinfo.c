@@ -62,7 +62,8 @@ static const mpitopo_nodeinfo_t *check_comm(MPI_Comm comm, const int *keys, cons
     if (!MT_CHECK_RC(mpitopo_comm_nodeinfo(comm, &ni)))
         return NULL;
     int *node = expected_nodes(comm, keys, &nnodes);
-    int *mates = malloc((size_t)size * sizeof *mates), *leaders = malloc((size_t)size * sizeof *leaders);
+    int *mates = malloc((size_t)size * sizeof *mates);
+    int *leaders = malloc((size_t)size * sizeof *leaders);
     int nmates = 0, nleaders = 0, lo = size, hi = 0, local_rank = -1;
     for (int n = 0; n < nnodes; n++) {
         int count = 0;
