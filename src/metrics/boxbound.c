@@ -8,9 +8,10 @@
  * the number of grid points x whose neighbour x+o exists is prod_i v_i(o_i),
  * and the number whose neighbour also lies in the same box is
  * prod_i s_i(o_i, b_i). The difference, weighted, summed over offsets, is
- * the cut. This is exact unless a periodic dimension is so short that two
- * offsets reach the same neighbour (then the pattern merged those edges);
- * in that case every shape is evaluated on the pattern itself.
+ * the cut. This is exact unless two offsets reach the same neighbour (a
+ * short periodic dimension, or an offset listed twice) or an offset wraps
+ * onto the point itself: the pattern merged or dropped those edges, so then
+ * every shape is evaluated on the pattern itself.
  */
 #include "metrics/metrics_internal.h"
 #include "pattern/pattern_internal.h"
@@ -68,21 +69,31 @@ static double shape_cut(const mpitopo__cart_t *c, const int *box, mpitopo_weight
     return cut;
 }
 
-/* True when some periodic dimension is too short for the offsets to reach
- * distinct neighbours. */
-static int degenerate(const mpitopo__cart_t *c)
+/* Offsets o and o' reach the same process from any point (o' may be the
+ * zero offset, i.e. the point itself) when they agree in open dimensions
+ * and modulo the extent in periodic ones. */
+static int same_peer(const mpitopo__cart_t *c, const int *o, const int *q)
 {
     for (int i = 0; i < c->ndims; i++) {
-        if (!c->periods[i])
-            continue;
-        int lo = 0, hi = 0;
-        for (int o = 0; o < c->noffsets; o++) {
-            int v = c->offsets[(size_t)o * c->ndims + i];
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-        if (c->dims[i] <= hi - lo)
+        long long d = (long long)o[i] - (q ? q[i] : 0);
+        if (c->periods[i] ? d % c->dims[i] != 0 : d != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* True when two offsets reach the same neighbour, or one reaches the point
+ * itself: the pattern merged or dropped those edges, so per-offset counting
+ * would be wrong. */
+static int degenerate(const mpitopo__cart_t *c)
+{
+    for (int a = 0; a < c->noffsets; a++) {
+        const int *o = c->offsets + (size_t)a * c->ndims;
+        if (same_peer(c, o, NULL))
             return 1;
+        for (int b = a + 1; b < c->noffsets; b++)
+            if (same_peer(c, o, c->offsets + (size_t)b * c->ndims))
+                return 1;
     }
     return 0;
 }

@@ -215,6 +215,7 @@ static void test_box_bound_exhaustive(void **state)
         {"cart:8x8", 4}, {"cart:8x8:open", 8}, {"cart:6x4:moore=1", 6}, {"cart:4x6x2", 4},
         {"cart:2x6:star=2", 4}, {"cart:2x2x4", 8}, {"cart:12x3:moore=2:open", 6},
         {"cart:4x4:offsets=1,0;0,1;2,1:bytes=3", 4}, {"cart:8x9:weights=5,1", 6}, {"cart:5x7", 5},
+        {"cart:4x4:offsets=1,0;1,0;0,1:open", 4}, {"cart:3x4:offsets=3,0;0,1", 4}, {"cart:2x2x4:moore=1", 8},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         for (int w = 0; w < 3; w++) {
