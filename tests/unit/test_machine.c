@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "machine/machine_internal.h"
+#include "unit.h"
 
 #include <hwloc.h>
 #include <math.h>
@@ -1045,74 +1046,26 @@ static void test_hwloc_errors(void **state)
 /* ------------------------------------------------------------------------ */
 /* Allocation failures                                                       */
 
-static long alloc_calls, fail_at, live;
-
-static void *counting_malloc(size_t n)
-{
-    if (++alloc_calls == fail_at)
-        return NULL;
-    void *p = malloc(n);
-    live += p != NULL;
-    return p;
-}
-
-static void *counting_calloc(size_t n, size_t size)
-{
-    if (++alloc_calls == fail_at)
-        return NULL;
-    void *p = calloc(n, size);
-    live += p != NULL;
-    return p;
-}
-
-static void *counting_realloc(void *old, size_t n)
-{
-    if (++alloc_calls == fail_at)
-        return NULL;
-    void *p = realloc(old, n);
-    live += old == NULL && p != NULL;
-    return p;
-}
-
-static void counting_free(void *p)
-{
-    live -= p != NULL;
-    free(p);
-}
-
-static const mpitopo_allocator_t counting = {counting_malloc, counting_calloc, counting_realloc,
-                                             counting_free};
-
 typedef int (*build_fn)(mpitopo_machine_t **m);
+
+static int run_build(void *ctx)
+{
+    build_fn build = *(build_fn *)ctx;
+    mpitopo_machine_t *m = (mpitopo_machine_t *)&m;
+    int rc = build(&m);
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo_machine_destroy(&m);
+    assert_null(m);
+    return rc;
+}
 
 /* Fail the k-th allocation for k = 1, 2, ... until the build succeeds:
  * every failure must report NOMEM, return no machine and free everything. */
 static void fail_each_allocation(const char *what, build_fn build)
 {
-    assert_int_equal(mpitopo_set_allocator(&counting), 0);
-    long k;
-    for (k = 1;; k++) {
-        mpitopo_machine_t *m = (mpitopo_machine_t *)&m;
-        alloc_calls = 0;
-        live = 0;
-        fail_at = k;
-        int rc = build(&m);
-        if (rc == MPITOPO_SUCCESS) {
-            assert_true(alloc_calls < k);
-            mpitopo_machine_destroy(&m);
-            assert_int_equal(live, 0);
-            break;
-        }
-        if (rc != MPITOPO_ERR_NOMEM)
-            fail_msg("%s, allocation %ld failing: %s", what, k, mpitopo_last_error());
-        assert_null(m);
-        assert_contains(mpitopo_last_error(), "out of memory");
-        assert_int_equal(live, 0);
-    }
-    fail_at = 0;
-    assert_int_equal(mpitopo_set_allocator(NULL), 0);
-    print_message("%s: %ld allocations failed in turn\n", what, k - 1);
-    assert_true(k > 2);
+    long failures = unit_each_allocation_fails(what, run_build, &build);
+    print_message("%s: %ld allocations failed in turn\n", what, failures);
+    assert_true(failures > 1);
 }
 
 static int build_string(mpitopo_machine_t **m)

@@ -132,28 +132,29 @@ static void test_map_driver(void **state)
     mpitopo_machine_destroy(&m);
 }
 
+typedef struct map_run {
+    mpitopo_machine_t *m;
+    mpitopo_pattern_t *p;
+} map_run_t;
+
+static int run_map(void *ctx)
+{
+    map_run_t *r = ctx;
+    mpitopo_map_options_t o = MPITOPO_MAP_OPTIONS_INIT;
+    o.never_worse = 1;
+    int out[16];
+    return mpitopo_map("random:1", r->m, r->p, &o, out, NULL);
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
-    mpitopo_machine_t *m = NULL;
-    mpitopo_pattern_t *p = NULL;
-    OK(mpitopo_machine_from_string("node:4 core:4", &m));
-    OK(mpitopo_pattern_rings(16, 4, &p));
-    mpitopo_map_options_t o = MPITOPO_MAP_OPTIONS_INIT;
-    o.never_worse = 1;
-    int out[16], failures = 0;
-    for (long k = 0; k < 64; k++) {
-        unit_fail_allocation(k);
-        int rc = mpitopo_map("random:1", m, p, &o, out, NULL);
-        unit_restore_allocator();
-        if (rc == MPITOPO_SUCCESS)
-            break;
-        assert_int_equal(rc, MPITOPO_ERR_NOMEM);
-        failures++;
-    }
-    assert_true(failures >= 3);
-    mpitopo_pattern_destroy(&p);
-    mpitopo_machine_destroy(&m);
+    map_run_t r = {NULL, NULL};
+    OK(mpitopo_machine_from_string("node:4 core:4", &r.m));
+    OK(mpitopo_pattern_rings(16, 4, &r.p));
+    assert_true(unit_each_allocation_fails("mpitopo_map", run_map, &r) >= 3);
+    mpitopo_pattern_destroy(&r.p);
+    mpitopo_machine_destroy(&r.m);
 }
 
 int main(void)

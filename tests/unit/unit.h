@@ -33,21 +33,69 @@
             fail_msg("%s: message \"%s\" lacks \"%s\"", #call, mpitopo_last_error(), (needle)); \
     } while (0)
 
-/* Allocation failure injection: the k-th allocation from now on fails. */
-static long unit_alloc_countdown = -1;
-static void *unit_malloc(size_t n) { return unit_alloc_countdown-- == 0 ? NULL : malloc(n); }
-static void *unit_calloc(size_t c, size_t n) { return unit_alloc_countdown-- == 0 ? NULL : calloc(c, n); }
-static void *unit_realloc(void *p, size_t n) { return unit_alloc_countdown-- == 0 ? NULL : realloc(p, n); }
-static inline void unit_fail_allocation(long k)
+/* Allocation failure injection: an allocator that fails the k-th call and
+ * counts the blocks still live. */
+static long unit_fail_at, unit_calls, unit_live;
+static void *unit_malloc(size_t n)
 {
-    static const mpitopo_allocator_t a = {unit_malloc, unit_calloc, unit_realloc, free};
-    unit_alloc_countdown = k;
-    mpitopo_set_allocator(&a);
+    if (++unit_calls == unit_fail_at)
+        return NULL;
+    void *p = malloc(n);
+    unit_live += p != NULL;
+    return p;
 }
-static inline void unit_restore_allocator(void)
+static void *unit_calloc(size_t c, size_t n)
 {
-    unit_alloc_countdown = -1;
-    mpitopo_set_allocator(NULL);
+    if (++unit_calls == unit_fail_at)
+        return NULL;
+    void *p = calloc(c, n);
+    unit_live += p != NULL;
+    return p;
+}
+static void *unit_realloc(void *old, size_t n)
+{
+    if (++unit_calls == unit_fail_at)
+        return NULL;
+    void *p = realloc(old, n);
+    unit_live += p != NULL && old == NULL;
+    return p;
+}
+static void unit_free(void *p)
+{
+    unit_live -= p != NULL;
+    free(p);
+}
+
+/*
+ * Run op(ctx) with allocation k failing, for k = 1, 2, ... until a run
+ * makes fewer than k allocations. op releases whatever it made when it
+ * succeeds. Every failing run must return MPITOPO_ERR_NOMEM with a message
+ * saying "out of memory"; every run, failing or not, must leave no block
+ * allocated. Returns the number of runs that failed.
+ */
+typedef int (*unit_op_fn)(void *ctx);
+static inline long unit_each_allocation_fails(const char *what, unit_op_fn op, void *ctx)
+{
+    static const mpitopo_allocator_t counting = {unit_malloc, unit_calloc, unit_realloc, unit_free};
+    long k;
+    for (k = 1;; k++) {
+        unit_calls = unit_live = 0;
+        unit_fail_at = k;
+        mpitopo_set_allocator(&counting);
+        int rc = op(ctx);
+        mpitopo_set_allocator(NULL);
+        long made = unit_calls;
+        unit_fail_at = 0;
+        if (rc != MPITOPO_SUCCESS && rc != MPITOPO_ERR_NOMEM)
+            fail_msg("%s, allocation %ld failing: %s %s", what, k, mpitopo_err_name(rc), mpitopo_last_error());
+        if (rc == MPITOPO_ERR_NOMEM && !strstr(mpitopo_last_error(), "out of memory"))
+            fail_msg("%s, allocation %ld failing: message \"%s\"", what, k, mpitopo_last_error());
+        if (unit_live != 0)
+            fail_msg("%s, allocation %ld failing: %ld blocks leaked", what, k, unit_live);
+        if (made < k)
+            break;
+    }
+    return k - 1;
 }
 
 #endif
