@@ -21,26 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
             __builtin_trap();   \
     } while (0)
 
-/* Descriptions can ask for 2^31-1 leaves; refusing big blocks keeps each run
- * fast and under libFuzzer's memory limit, and exercises the NOMEM paths. */
-#define ALLOC_LIMIT ((size_t)1 << 20)
-
-static void *limited_malloc(size_t n)
-{
-    return n > ALLOC_LIMIT ? NULL : malloc(n);
-}
-
-static void *limited_calloc(size_t count, size_t n)
-{
-    return n && count > ALLOC_LIMIT / n ? NULL : calloc(count, n);
-}
-
-static void *limited_realloc(void *p, size_t n)
-{
-    return n > ALLOC_LIMIT ? NULL : realloc(p, n);
-}
-
-static const mpitopo_allocator_t limited = {limited_malloc, limited_calloc, limited_realloc, free};
+#define FUZZ_ALLOC_LIMIT ((size_t)1 << 20)
+#include "fuzz_alloc.h"
 
 /* The paths of leaves larger than this are not rebuilt through from_paths. */
 #define MAX_REBUILD 4096
@@ -187,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int initialised;
     if (!initialised) {
-        CHECK(mpitopo_set_allocator(&limited) == MPITOPO_SUCCESS);
+        CHECK(mpitopo_set_allocator(&fuzz_allocator) == MPITOPO_SUCCESS);
         initialised = 1;
     }
     char *desc = malloc(size + 1);

@@ -6,7 +6,7 @@
  * mpitopo_pattern_parse. Every pattern that comes out must satisfy the CSR
  * invariants and survive write_stream -> parse bit for bit.
  *
- * Allocations above MAX_ALLOC fail, so that descriptions like
+ * Allocations above FUZZ_ALLOC_LIMIT fail, so that descriptions like
  * "cart:100000x10000" or "complete:65536" exercise the out-of-memory paths
  * instead of the fuzzer's memory; it also bounds the work per input.
  */
@@ -21,22 +21,8 @@
 
 #include "pattern/pattern_internal.h"
 
-#define MAX_ALLOC ((size_t)512 << 10)
-
-static void *cap_malloc(size_t n)
-{
-    return n > MAX_ALLOC ? NULL : malloc(n);
-}
-
-static void *cap_calloc(size_t count, size_t n)
-{
-    return n && count > MAX_ALLOC / n ? NULL : calloc(count, n);
-}
-
-static void *cap_realloc(void *p, size_t n)
-{
-    return n > MAX_ALLOC ? NULL : realloc(p, n);
-}
+#define FUZZ_ALLOC_LIMIT ((size_t)512 << 10)
+#include "fuzz_alloc.h"
 
 static void check(int ok, const char *what)
 {
@@ -94,8 +80,7 @@ static void round_trip(const mpitopo_pattern_t *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const mpitopo_allocator_t capped = {cap_malloc, cap_calloc, cap_realloc, free};
-    mpitopo_set_allocator(&capped);
+    mpitopo_set_allocator(&fuzz_allocator);
     mpitopo_pattern_t *p = NULL;
     int rc;
     if (size > 0 && data[0] == 'D') {
