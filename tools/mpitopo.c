@@ -267,13 +267,22 @@ static void print_row(const char *label, const result_t *r, int n, int width, vo
     printf("\n");
 }
 
+/* Integral values in full (weights are usually whole bytes), others to 6 digits. */
+static void number(char *buf, size_t size, double v)
+{
+    if (v == (double)(long long)v && v < 1e15 && v > -1e15)
+        snprintf(buf, size, "%lld", (long long)v);
+    else
+        snprintf(buf, size, "%.6g", v);
+}
+
 static void stat_cell(const mpitopo_stat_t *s, char *buf, size_t size)
 {
     snprintf(buf, size, "%g / %g / %.2f", s->min, s->max, s->avg);
 }
 static void cell_off(const result_t *r, char *b, size_t n) { stat_cell(&r->m.offnode_partners, b, n); }
 static void cell_on(const result_t *r, char *b, size_t n) { stat_cell(&r->m.onnode_partners, b, n); }
-static void cell_cost(const result_t *r, char *b, size_t n) { snprintf(b, n, "%.6g", r->m.cost); }
+static void cell_cost(const result_t *r, char *b, size_t n) { number(b, n, r->m.cost); }
 static int cur_level;
 static void cell_edges(const result_t *r, char *b, size_t n)
 {
@@ -281,12 +290,14 @@ static void cell_edges(const result_t *r, char *b, size_t n)
 }
 static void cell_weight(const result_t *r, char *b, size_t n)
 {
-    snprintf(b, n, "%.6g", r->m.levels[cur_level].weight_crossing);
+    number(b, n, r->m.levels[cur_level].weight_crossing);
 }
 static void cell_max(const result_t *r, char *b, size_t n)
 {
     const mpitopo_level_metrics_t *l = &r->m.levels[cur_level];
-    snprintf(b, n, "%lld / %.6g", (long long)l->max_edges_per_unit, l->max_weight_per_unit);
+    char w[32];
+    number(w, sizeof w, l->max_weight_per_unit);
+    snprintf(b, n, "%lld / %s", (long long)l->max_edges_per_unit, w);
 }
 
 static void print_box_bound(const mpitopo_box_bound_t *bb, const mpitopo_weight_t w)
@@ -298,8 +309,10 @@ static void print_box_bound(const mpitopo_box_bound_t *bb, const mpitopo_weight_
     printf("best-box bound: box ");
     for (int i = 0; i < bb->ndims; i++)
         printf("%s%d", i ? "x" : "", bb->box[i]);
-    printf(" per node -> off-node edges %lld, weight %.6g (%s), off-node partners avg %.2f\n",
-           (long long)bb->offnode_edges, bb->offnode_weight, mpitopo_weight_name(w), bb->offnode_partners_avg);
+    char wt[32];
+    number(wt, sizeof wt, bb->offnode_weight);
+    printf(" per node -> off-node edges %lld, weight %s (%s), off-node partners avg %.2f\n",
+           (long long)bb->offnode_edges, wt, mpitopo_weight_name(w), bb->offnode_partners_avg);
 }
 
 static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
