@@ -54,8 +54,8 @@ typedef struct mpitopo_metrics {
     /* Sum over edges of weight * cost(meet level). */
     double cost;
     mpitopo_weight_t weight;
-    /* For Cartesian patterns on machines whose nodes all hold the same
-     * number of processes; found = 0 otherwise. */
+    /* For Cartesian patterns when every leaf holds a process and all
+     * compute nodes have the same number of leaves; found = 0 otherwise. */
     mpitopo_box_bound_t box_bound;
 } mpitopo_metrics_t;
 
@@ -79,7 +79,12 @@ int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern
  * traffic crossing node boundaries when the grid is tiled by such boxes.
  * This is what a node-aware Cartesian mapping can reach; found = 0 when no
  * such tiling exists (a prime factor of procs_per_node divides no remaining
- * dimension, or prod(dims) is not a multiple of procs_per_node).
+ * dimension, or prod(dims) is not a multiple of procs_per_node), and also
+ * when there are more than a million box shapes to try (grids of very many
+ * tiny dimensions). Time O(shapes * offsets * ndims + nprocs + edges).
+ * Errors: MPITOPO_ERR_ARG (NULL pointers, a pattern not made by
+ * mpitopo_pattern_cart, procs_per_node < 1, an unknown weight),
+ * MPITOPO_ERR_NOMEM.
  */
 int mpitopo_cart_box_bound(const mpitopo_pattern_t *cart_pattern, int procs_per_node,
                            mpitopo_weight_t weight, mpitopo_box_bound_t *bound);

@@ -8,10 +8,8 @@
  * the number of grid points x whose neighbour x+o exists is prod_i v_i(o_i),
  * and the number whose neighbour also lies in the same box is
  * prod_i s_i(o_i, b_i). The difference, weighted, summed over offsets, is
- * the cut. This is exact unless two offsets reach the same neighbour (a
- * short periodic dimension, or an offset listed twice) or an offset wraps
- * onto the point itself: the pattern merged or dropped those edges, so then
- * every shape is evaluated on the pattern itself.
+ * the cut. It is exact because the pattern keeps its stencil merged:
+ * distinct offsets reach distinct neighbours (see mpitopo__cart_t).
  */
 #include "metrics/metrics_internal.h"
 #include "pattern/pattern_internal.h"
@@ -51,7 +49,7 @@ static double same_block_points(int n, int periodic, int o, int b)
 
 static double offset_weight(const mpitopo__cart_t *c, int o, mpitopo_weight_t weight)
 {
-    return weight == MPITOPO_WEIGHT_BYTES ? c->offset_bytes[o] : 1.0;
+    return mpitopo_edge_weight(weight, c->offset_bytes[o], c->offset_msgs[o]);
 }
 
 static double shape_cut(const mpitopo__cart_t *c, const int *box, mpitopo_weight_t weight)
@@ -67,35 +65,6 @@ static double shape_cut(const mpitopo__cart_t *c, const int *box, mpitopo_weight
         cut += offset_weight(c, o, weight) * (all - same);
     }
     return cut;
-}
-
-/* Offsets o and o' reach the same process from any point (o' may be the
- * zero offset, i.e. the point itself) when they agree in open dimensions
- * and modulo the extent in periodic ones. */
-static int same_peer(const mpitopo__cart_t *c, const int *o, const int *q)
-{
-    for (int i = 0; i < c->ndims; i++) {
-        long long d = (long long)o[i] - (q ? q[i] : 0);
-        if (c->periods[i] ? d % c->dims[i] != 0 : d != 0)
-            return 0;
-    }
-    return 1;
-}
-
-/* True when two offsets reach the same neighbour, or one reaches the point
- * itself: the pattern merged or dropped those edges, so per-offset counting
- * would be wrong. */
-static int degenerate(const mpitopo__cart_t *c)
-{
-    for (int a = 0; a < c->noffsets; a++) {
-        const int *o = c->offsets + (size_t)a * c->ndims;
-        if (same_peer(c, o, NULL))
-            return 1;
-        for (int b = a + 1; b < c->noffsets; b++)
-            if (same_peer(c, o, c->offsets + (size_t)b * c->ndims))
-                return 1;
-    }
-    return 0;
 }
 
 /* Node of every process when the grid is tiled by `box`. */
@@ -114,30 +83,18 @@ static void tile(const mpitopo__cart_t *c, const int *box, int nprocs, int *node
 }
 
 typedef struct search {
-    const mpitopo_pattern_t *pat;
+    const mpitopo__cart_t *cart;
     mpitopo_weight_t weight;
-    int exact;          /* evaluate every shape on the pattern */
-    int *node_of_proc;  /* scratch for exact evaluation */
     int box[MPITOPO_MAX_DIMS];
     int best[MPITOPO_MAX_DIMS];
     double best_cut;
     long shapes;
     int found;
-    int rc;
 } search_t;
 
 static void consider(search_t *s)
 {
-    const mpitopo__cart_t *c = s->pat->cart;
-    double cut;
-    if (s->exact) {
-        mpitopo__node_traffic_t t;
-        tile(c, s->box, s->pat->nprocs, s->node_of_proc);
-        s->rc = mpitopo__node_traffic(s->pat, s->node_of_proc, s->weight, &t);
-        cut = t.offnode_weight;
-    } else {
-        cut = shape_cut(c, s->box, s->weight);
-    }
+    double cut = shape_cut(s->cart, s->box, s->weight);
     if (!s->found || cut < s->best_cut) {
         s->found = 1;
         s->best_cut = cut;
@@ -149,8 +106,8 @@ static void consider(search_t *s)
  * over dimensions. */
 static void enumerate(search_t *s, int dim, long long remaining)
 {
-    const mpitopo__cart_t *c = s->pat->cart;
-    if (s->rc != MPITOPO_SUCCESS || s->shapes >= MAX_SHAPES)
+    const mpitopo__cart_t *c = s->cart;
+    if (s->shapes > MAX_SHAPES)
         return;
     if (dim == c->ndims) {
         if (remaining == 1) {
@@ -179,23 +136,30 @@ int mpitopo_cart_box_bound(const mpitopo_pattern_t *pat, int procs_per_node, mpi
     if ((int)weight < MPITOPO_WEIGHT_BYTES || weight > MPITOPO_WEIGHT_UNIT)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "weight = %d is not a mpitopo_weight_t", (int)weight);
     memset(bound, 0, sizeof *bound);
-    search_t s = {.pat = pat, .weight = weight, .exact = degenerate(pat->cart), .rc = MPITOPO_SUCCESS};
-    s.node_of_proc = mpitopo__malloc_array((size_t)pat->nprocs, sizeof *s.node_of_proc);
-    if (!s.node_of_proc)
-        return MPITOPO_NOMEM("the tiling");
+    search_t s = {.cart = pat->cart, .weight = weight};
     if (pat->nprocs % procs_per_node == 0)
         enumerate(&s, 0, procs_per_node);
-    if (s.rc == MPITOPO_SUCCESS && s.found) {
-        mpitopo__node_traffic_t t;
-        tile(pat->cart, s.best, pat->nprocs, s.node_of_proc);
-        s.rc = mpitopo__node_traffic(pat, s.node_of_proc, weight, &t);
-        bound->found = 1;
-        bound->ndims = pat->cart->ndims;
-        memcpy(bound->box, s.best, sizeof bound->box);
-        bound->offnode_edges = t.offnode_edges;
-        bound->offnode_weight = t.offnode_weight;
-        bound->offnode_partners_avg = t.offnode_partners.avg;
+    if (s.shapes > MAX_SHAPES) {
+        mpitopo__log(1, "best-box bound: more than %d box shapes, no bound given", MAX_SHAPES);
+        return MPITOPO_SUCCESS;
     }
-    mpitopo__free(s.node_of_proc);
-    return s.rc;
+    if (!s.found)
+        return MPITOPO_SUCCESS;
+    /* The partner counts need the tiling itself: one pass over the pattern. */
+    int *node_of_proc = mpitopo__malloc_array((size_t)pat->nprocs, sizeof *node_of_proc);
+    if (!node_of_proc)
+        return MPITOPO_NOMEM("the tiling");
+    mpitopo__node_traffic_t t;
+    tile(pat->cart, s.best, pat->nprocs, node_of_proc);
+    int rc = mpitopo__node_traffic(pat, node_of_proc, weight, &t);
+    mpitopo__free(node_of_proc);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    bound->found = 1;
+    bound->ndims = pat->cart->ndims;
+    memcpy(bound->box, s.best, sizeof bound->box);
+    bound->offnode_edges = t.offnode_edges;
+    bound->offnode_weight = t.offnode_weight;
+    bound->offnode_partners_avg = t.offnode_partners.avg;
+    return MPITOPO_SUCCESS;
 }

@@ -356,11 +356,13 @@ int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
         (rc = cart_edges(cart, nprocs, &eff, &coo)) ||
         (rc = mpitopo__pattern_from_coo(nprocs, &coo, pattern)))
         goto cleanup;
-    cart->noffsets = raw.n;
-    cart->offsets = raw.o;
-    cart->offset_bytes = raw.bytes;
-    raw.o = NULL;
-    raw.bytes = NULL;
+    cart->noffsets = eff.n;
+    cart->offsets = eff.o;
+    cart->offset_bytes = eff.bytes;
+    cart->offset_msgs = eff.msgs;
+    eff.o = NULL;
+    eff.bytes = NULL;
+    eff.msgs = NULL;
     (*pattern)->cart = cart;
     cart = NULL;
 cleanup:

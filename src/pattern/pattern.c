@@ -360,6 +360,7 @@ void mpitopo_pattern_destroy(mpitopo_pattern_t **pattern)
     if (p->cart) {
         mpitopo__free(p->cart->offsets);
         mpitopo__free(p->cart->offset_bytes);
+        mpitopo__free(p->cart->offset_msgs);
         mpitopo__free(p->cart);
     }
     mpitopo__free(p->offs);

@@ -4,14 +4,13 @@
 
 #include "core/internal.h"
 
-/* What a Cartesian generator remembers: the grid and the final weight of
- * every stencil offset (bytes after offset and dimension factors), one
- * message each. The offsets are the stencil as given (star and Moore
- * expanded), not reduced: in a periodic dimension shorter than the spread of
- * the offsets, several of them reach the same peer (the CSR holds one edge
- * with the summed weights) or the process itself (no edge), and beyond an
- * open border they reach nobody. Otherwise every offset gives one edge from
- * every process whose neighbour exists. */
+/* What a Cartesian generator remembers: the grid and the effective stencil.
+ * Offsets that reach the same peer from every point (a periodic dimension
+ * shorter than their spread, or an offset listed twice) are merged into one,
+ * their bytes and messages summed; offsets that reach only the point itself
+ * or nobody are dropped. So distinct offsets reach distinct neighbours, and
+ * every offset gives exactly one edge from each process whose neighbour
+ * exists, with the weights below: what the best-box bound counts on. */
 typedef struct mpitopo__cart {
     int ndims;
     int dims[MPITOPO_MAX_DIMS];
@@ -19,6 +18,7 @@ typedef struct mpitopo__cart {
     int noffsets;
     int *offsets;        /* noffsets x ndims */
     double *offset_bytes; /* noffsets */
+    double *offset_msgs;  /* noffsets */
 } mpitopo__cart_t;
 
 /* CSR: out-edges of p are offs[p] .. offs[p+1]-1, sorted by dst, no
