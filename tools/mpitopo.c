@@ -2,6 +2,7 @@
 #define MPITOPO_NO_MPI
 #include <mpitopo.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,10 +154,11 @@ static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
                 return usage_error("--weight '%s': expected bytes, messages or unit", value);
         } else {
             char *end;
-            unsigned long long s = strtoull(value, &end, 10);
-            if (!*value || *end || value[0] == '-')
-                return usage_error("--seed '%s': expected a non-negative integer", value);
-            a->seed = s;
+            errno = 0;
+            long long s = strtoll(value, &end, 10);
+            if (!*value || *end || s < 0 || errno == ERANGE)
+                return usage_error("--seed '%s': expected an integer in [0, 2^63-1]", value);
+            a->seed = (uint64_t)s;
         }
     }
     if (!a->machine)
@@ -204,6 +206,8 @@ static int mapper_specs(const char *list, char specs[][64], int *n)
         return 0;
     }
     const char *p = list;
+    if (!*p)
+        return usage_error("--mapper '%s': expected a comma-separated list of mappers", list);
     while (*p) {
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= 64 || *n == MAX_MAPPERS)

@@ -26,20 +26,11 @@ typedef struct mpitopo_map_options {
 } mpitopo_map_options_t;
 #define MPITOPO_MAP_OPTIONS_INIT {MPITOPO_WEIGHT_BYTES, 1, NULL, 0}
 
-/*
- * A mapper: fills leaf_of_proc (nprocs entries) for the pattern on the
- * machine. `args` is the text after the first ':' of the mapper
- * specification ("random:7" gives "7"), or NULL. Returns MPITOPO_SUCCESS or
- * an error code with mpitopo_last_error() set.
- */
-typedef int (*mpitopo_map_fn)(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                              const char *args, const mpitopo_map_options_t *options,
-                              int *leaf_of_proc);
-
+/* A registered mapper, as listed by mpitopo_mapper_at. Mappers run only
+ * through mpitopo_map, which checks their arguments and their result. */
 typedef struct mpitopo_mapper {
     const char *name;    /* "block", "rr", ... */
     const char *summary; /* one line for --help */
-    mpitopo_map_fn map;
 } mpitopo_mapper_t;
 
 /* The registered mappers, in registration order. */

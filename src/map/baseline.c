@@ -112,7 +112,8 @@ int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_
     if (args && *args) {
         long long s;
         if (mpitopo__parse_long(args, strlen(args), 0, INT64_MAX, &s) != 0)
-            return MPITOPO_FAIL(MPITOPO_ERR_ARG, "random seed \"%s\" is not an integer >= 0", args);
+            return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: random:SEED: SEED = \"%s\" is not an integer in [0, 2^63-1]",
+                                  args);
         seed = (uint64_t)s;
     }
     return mpitopo__place_random(machine, pattern_size(pattern), seed, leaf_of_proc);

@@ -5,6 +5,17 @@
 
 #include "core/internal.h"
 
+/*
+ * The interface every mapping algorithm implements: fill leaf_of_proc
+ * (nprocs entries) for the pattern on the machine. `args` is the text after
+ * the first ':' of the mapper specification ("random:7" gives "7"), or NULL.
+ * mpitopo_map has already checked the arguments (nprocs <= nleaves, options
+ * non-NULL, launch valid) and checks the result. Returns MPITOPO_SUCCESS or
+ * an error code with the message set.
+ */
+typedef int (*mpitopo__map_fn)(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                               const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+
 int mpitopo__map_identity(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                           const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 int mpitopo__map_block(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,

@@ -6,11 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
-static const mpitopo_mapper_t mappers[] = {
-    {"identity", "keep the launch placement (what MPI implementations do today)", mpitopo__map_identity},
-    {"block", "process p on leaf p: nodes filled one after the other", mpitopo__map_block},
-    {"rr", "round-robin over compute nodes, like --map-by node", mpitopo__map_rr},
-    {"random", "uniformly random placement; random:SEED", mpitopo__map_random},
+/* takes_args: whether "name:args" is accepted. */
+static const struct entry {
+    mpitopo_mapper_t info;
+    mpitopo__map_fn map;
+    int takes_args;
+} mappers[] = {
+    {{"identity", "keep the launch placement (what MPI implementations do today)"}, mpitopo__map_identity, 0},
+    {{"block", "process p on leaf p: nodes filled one after the other"}, mpitopo__map_block, 0},
+    {{"rr", "round-robin over compute nodes, like --map-by node"}, mpitopo__map_rr, 0},
+    {{"random", "uniformly random placement; random:SEED (default: the options' seed)"}, mpitopo__map_random, 1},
 };
 #define NMAPPERS ((int)(sizeof mappers / sizeof mappers[0]))
 
@@ -21,13 +26,13 @@ int mpitopo_mapper_count(void)
 
 const mpitopo_mapper_t *mpitopo_mapper_at(int index)
 {
-    return index >= 0 && index < NMAPPERS ? &mappers[index] : NULL;
+    return index >= 0 && index < NMAPPERS ? &mappers[index].info : NULL;
 }
 
-static int find_mapper(const char *name, size_t len, const mpitopo_mapper_t **out)
+static int find_mapper(const char *name, size_t len, const struct entry **out)
 {
     for (int i = 0; i < NMAPPERS; i++) {
-        if (strlen(mappers[i].name) == len && memcmp(mappers[i].name, name, len) == 0) {
+        if (strlen(mappers[i].info.name) == len && memcmp(mappers[i].info.name, name, len) == 0) {
             *out = &mappers[i];
             return MPITOPO_SUCCESS;
         }
@@ -35,7 +40,7 @@ static int find_mapper(const char *name, size_t len, const mpitopo_mapper_t **ou
     char known[256] = "";
     for (int i = 0; i < NMAPPERS; i++) {
         size_t used = strlen(known);
-        snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", mappers[i].name);
+        snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", mappers[i].info.name);
     }
     return mpitopo__error(MPITOPO_ERR_NOT_FOUND, "mpitopo_mapper_find: name = \"%.*s\": no such mapper (known: %s)",
                           (int)len, name, known);
@@ -45,7 +50,11 @@ int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **mapper)
 {
     if (!name || !mapper)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !name ? "name" : "mapper");
-    return find_mapper(name, strlen(name), mapper);
+    const struct entry *e;
+    int rc = find_mapper(name, strlen(name), &e);
+    if (rc == MPITOPO_SUCCESS)
+        *mapper = &e->info;
+    return rc;
 }
 
 int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs, const int *leaf_of_proc)
@@ -140,11 +149,17 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
         options = &defaults;
     if (options->launch && (rc = mpitopo_mapping_check(machine, nprocs, options->launch)) != MPITOPO_SUCCESS)
         return mpitopo__error_context(rc, "mpitopo_map: options->launch is not a valid placement");
+    if ((int)options->weight < MPITOPO_WEIGHT_BYTES || options->weight > MPITOPO_WEIGHT_UNIT)
+        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: options->weight = %d is not a mpitopo_weight_t",
+                              (int)options->weight);
     const char *colon = strchr(spec, ':');
     size_t namelen = colon ? (size_t)(colon - spec) : strlen(spec);
-    const mpitopo_mapper_t *mapper;
+    const struct entry *mapper;
     if ((rc = find_mapper(spec, namelen, &mapper)) != MPITOPO_SUCCESS)
         return rc;
+    if (colon && !mapper->takes_args)
+        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: spec = \"%s\": mapper '%s' takes no argument", spec,
+                              mapper->info.name);
     rc = mapper->map(machine, pattern, colon ? colon + 1 : NULL, options, leaf_of_proc);
     if (rc != MPITOPO_SUCCESS)
         return rc;
@@ -153,7 +168,7 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
         return rc;
     if (rc != MPITOPO_SUCCESS)
         return mpitopo__error_context(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper '%s' returned an invalid mapping",
-                                      mapper->name);
+                                      mapper->info.name);
     if (options->never_worse)
         rc = apply_guard(machine, pattern, options, nprocs, leaf_of_proc, &kept);
     if (kept_launch)

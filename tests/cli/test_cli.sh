@@ -68,6 +68,9 @@ expect_error too-many "16 processes" "$cli" eval --machine "node:2 core:4" --pat
 expect_error bad-mapper "no such mapper" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --mapper foo
 expect_error bad-option "unknown option" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --frobnicate
 expect_error no-machine "needs --machine" "$cli" eval --pattern cart:4x4
+expect_error empty-mappers "--mapper" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --mapper ""
+expect_error mapper-arg "takes no argument" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --mapper block:zzz
+expect_error huge-seed "--seed" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --seed 99999999999999999999
 expect_error bad-weight "--weight" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --weight kg
 
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi

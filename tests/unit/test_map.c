@@ -116,7 +116,11 @@ static void test_map_driver(void **state)
     assert_int_equal(kept, 1);
     for (int i = 0; i < 16; i++)
         assert_int_equal(out[i], i);
-    FAILS(mpitopo_map("random:-2", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "-2");
+    FAILS(mpitopo_map("random:-2", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "SEED = \"-2\"");
+    FAILS(mpitopo_map("block:zzz", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "takes no argument");
+    o.weight = (mpitopo_weight_t)7;
+    FAILS(mpitopo_map("block", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "options->weight = 7");
+    o.weight = MPITOPO_WEIGHT_BYTES;
     FAILS(mpitopo_map("treematch", m, p, &o, out, NULL), MPITOPO_ERR_NOT_FOUND, "treematch");
     FAILS(mpitopo_map(NULL, m, p, &o, out, NULL), MPITOPO_ERR_ARG, "spec");
     int bad[16];
