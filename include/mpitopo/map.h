@@ -57,14 +57,22 @@ int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs, const in
 /*
  * Launch placements, as a resource manager would place ranks:
  *   "block"        rank p on leaf p (fills node after node);
- *   "rr"           round-robin over compute nodes: rank p on node p mod nnodes
- *                  (next node with a free leaf when that one is full);
+ *   "rr"           round-robin over compute nodes: round k gives the k-th leaf
+ *                  of every node that still has one, in node order, so with
+ *                  equal nodes rank p lands on node p mod nnodes; full nodes
+ *                  drop out of later rounds;
  *   "random:SEED"  a uniformly random set of distinct leaves.
  * These are also registered as the mappers "block", "rr" and "random";
  * the mapper "identity" keeps options->launch.
  */
 int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *spec,
                       int *leaf_of_proc);
+/* Errors of the functions above: MPITOPO_ERR_ARG (NULL pointers, nprocs
+ * outside [0, nleaves], an invalid launch or weight in options, an argument
+ * given to a mapper that takes none), MPITOPO_ERR_PARSE (a placement spec
+ * that is not block, rr or random:SEED), MPITOPO_ERR_NOT_FOUND (unknown
+ * mapper), MPITOPO_ERR_RANGE (a leaf out of range), MPITOPO_ERR_NOMEM, and
+ * whatever a mapper returns. On error leaf_of_proc is unspecified. */
 
 #ifdef __cplusplus
 }

@@ -68,6 +68,11 @@ int mpitopo_metrics_compute(const mpitopo_machine_t *machine, const mpitopo_patt
                             const int *leaf_of_proc, mpitopo_weight_t weight,
                             mpitopo_metrics_t *metrics);
 
+/* Errors of both: MPITOPO_ERR_ARG (NULL pointers, an unknown weight, more
+ * processes than leaves, or leaf_of_proc placing two processes on one leaf;
+ * the message names the first offending process), MPITOPO_ERR_RANGE (a leaf
+ * out of range), MPITOPO_ERR_NOMEM. */
+
 /* Only the weighted cost (what the never-worse guard compares). */
 int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                          const int *leaf_of_proc, mpitopo_weight_t weight, double *cost);

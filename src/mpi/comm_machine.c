@@ -305,13 +305,14 @@ int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_o
         local = MPITOPO_NOMEM("the gathered paths");
     /* Agree on the levels (and on failure) before exchanging records. */
     int failed = local != MPITOPO_SUCCESS;
-    int v[7] = {failed ? -rank : -size, failed ? -local : 0, L.nabove, -L.nabove,
+    /* A failing process's code may be mpitopo's (< 0) or MPI's (> 0). */
+    int v[7] = {failed ? -rank : -size, failed ? local : INT_MIN, L.nabove, -L.nabove,
                 L.ninner, -L.ninner, !L.bound};
     rc = PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_INT, MPI_MAX, comm);
     if (rc == MPI_SUCCESS && -v[0] < size)
         rc = failed ? local
-                    : MPITOPO_FAIL(-v[1], "process %d of comm failed: %s", -v[0],
-                                   mpitopo_err_name(-v[1]));
+                    : MPITOPO_FAIL(v[1], "process %d of comm failed: %s", -v[0],
+                                   mpitopo_err_name(v[1]));
     else if (rc == MPI_SUCCESS && (v[2] != -v[3] || v[4] != -v[5]))
         rc = MPITOPO_FAIL(MPITOPO_ERR_MISMATCH,
                           "processes of comm disagree on the levels (%d..%d network, %d..%d "

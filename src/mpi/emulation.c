@@ -64,7 +64,7 @@ static int load_machine(void)
     }
     char buf[128] = "";
     mpitopo_machine_describe(emu.machine, buf, sizeof buf);
-    mpitopo__log(1, "emulating %s, placement %s", buf, emu.placement);
+    mpitopo__log(2, "emulating %s, placement %s", buf, emu.placement);
     return MPITOPO_SUCCESS;
 }
 

@@ -14,6 +14,8 @@
  */
 #include "mpi/mpi_internal.h"
 
+#include <limits.h>
+
 #include <pthread.h>
 
 typedef struct nodeinfo_entry {
@@ -198,8 +200,6 @@ static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local)
         return rc;
     const mpitopo_machine_t *emu = NULL;
     int leaf = -1, erc = mpitopo__emulated_leaf(comm, &emu, &leaf);
-    if (erc > 0)
-        return erc;
     /* A bad MPITOPO_EMULATE still means emulation was asked for. */
     int emulate = emu != NULL || erc != MPITOPO_SUCCESS;
     if (local == MPITOPO_SUCCESS)
@@ -224,14 +224,14 @@ static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local)
     ni->nnodes = nn[1];
     /* One allreduce: largest and smallest node, lowest failing rank and its code. */
     int failed = local != MPITOPO_SUCCESS;
-    int v[4] = {ni->local_size, -ni->local_size, failed ? -rank : -size, failed ? -local : 0};
+    int v[4] = {ni->local_size, -ni->local_size, failed ? -rank : -size, failed ? local : INT_MIN};
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MAX, comm);
     if (rc == MPI_SUCCESS && -v[2] < size)
         rc = failed ? local
-                    : mpitopo__error_at(-v[3], "mpitopo_comm_nodeinfo",
+                    : mpitopo__error_at(v[3], "mpitopo_comm_nodeinfo",
                                         "process %d of comm failed: %s%s", -v[2],
-                                        mpitopo_err_name(-v[3]),
+                                        mpitopo_err_name(v[3]),
                                         emulate ? " (with MPITOPO_EMULATE set)" : "");
     if (rc != MPITOPO_SUCCESS) {
         if (ni->leader_comm != MPI_COMM_NULL)
