@@ -283,13 +283,13 @@ out:
     return rc;
 }
 
-int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
+static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
 {
     if (!machine)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "machine = NULL");
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "machine = NULL");
     *machine = NULL;
     if (!leaf_of_rank)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "leaf_of_rank = NULL");
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "leaf_of_rank = NULL");
     const mpitopo_nodeinfo_t *ni;
     int rank, size, rc = mpitopo_comm_nodeinfo(comm, &ni);
     if (rc != MPITOPO_SUCCESS)
@@ -311,10 +311,10 @@ int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_o
     rc = PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_INT, MPI_MAX, comm);
     if (rc == MPI_SUCCESS && -v[0] < size)
         rc = failed ? local
-                    : MPITOPO_FAIL(v[1], "process %d of comm failed: %s", -v[0],
+                    : mpitopo__error_at(v[1], "mpitopo_comm_machine", "process %d of comm failed: %s", -v[0],
                                    mpitopo_err_name(v[1]));
     else if (rc == MPI_SUCCESS && (v[2] != -v[3] || v[4] != -v[5]))
-        rc = MPITOPO_FAIL(MPITOPO_ERR_MISMATCH,
+        rc = mpitopo__error_at(MPITOPO_ERR_MISMATCH, "mpitopo_comm_machine",
                           "processes of comm disagree on the levels (%d..%d network, %d..%d "
                           "inner): are MPITOPO_NETWORK and MPITOPO_EMULATE the same everywhere?",
                           -v[3], v[2], -v[5], v[4]);
@@ -324,4 +324,9 @@ int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_o
         rc = build(&L, ni, size, !v[6], all, machine, leaf_of_rank);
     mpitopo__free(all);
     return rc;
+}
+
+int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
+{
+    return mpitopo__mpi_result(__func__, comm_machine_impl(comm, machine, leaf_of_rank));
 }

@@ -93,15 +93,15 @@ static int place(int world_size)
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **machine,
+static int emulation_impl(int world_rank, int world_size, const mpitopo_machine_t **machine,
                       int *leaf)
 {
     if (!machine)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "machine = NULL");
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_emulation", "machine = NULL");
     if (world_size < 1)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "world_size = %d must be >= 1", world_size);
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_emulation", "world_size = %d must be >= 1", world_size);
     if (world_rank < 0 || world_rank >= world_size)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "world_rank = %d must be in [0, %d)", world_rank,
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_emulation", "world_rank = %d must be in [0, %d)", world_rank,
                             world_size);
     *machine = NULL;
     if (leaf)
@@ -118,7 +118,7 @@ int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **
         rc = place(world_size);
     if (emu.rc != MPITOPO_SUCCESS) {
         /* The same error, with its message, on every call. */
-        rc = mpitopo__error_at(emu.rc, __func__, "%s", emu.msg);
+        rc = mpitopo__error_at(emu.rc, "mpitopo_emulation", "%s", emu.msg);
     } else if (rc == MPITOPO_SUCCESS && emu.machine) {
         *machine = emu.machine;
         if (leaf)
@@ -126,6 +126,11 @@ int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **
     }
     pthread_mutex_unlock(&emu_lock);
     return rc;
+}
+
+int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **machine, int *leaf)
+{
+    return mpitopo__mpi_result(__func__, emulation_impl(world_rank, world_size, machine, leaf));
 }
 
 int mpitopo__emulated_leaf(MPI_Comm comm, const mpitopo_machine_t **machine, int *leaf)

@@ -23,6 +23,11 @@ void mpitopo__nodeinfo_finalize(void);
 void mpitopo__emulation_finalize(void);
 void mpitopo__comm_machine_finalize(void);
 
+/* Return rc; when it is an MPI error code, first set mpitopo_last_error()
+ * to "func: MPI error N: <MPI's own text>", so the message never belongs to
+ * an earlier failure. Public MPI-layer functions return through this. */
+int mpitopo__mpi_result(const char *func, int rc);
+
 /* MPITOPO_ERR_ARG, naming `func`, unless MPI is initialized and not
  * finalized. */
 int mpitopo__check_mpi(const char *func);

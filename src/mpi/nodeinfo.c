@@ -279,14 +279,14 @@ static int create(MPI_Comm comm, int keyval, const mpitopo_nodeinfo_t **info)
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
+static int comm_nodeinfo_impl(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 {
     if (!info)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "info = NULL");
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_nodeinfo", "info = NULL");
     *info = NULL;
     int rc, keyval, flag = 0;
-    if ((rc = mpitopo__check_mpi(__func__)) != MPITOPO_SUCCESS ||
-        (rc = mpitopo__check_intracomm(comm, __func__)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__check_mpi("mpitopo_comm_nodeinfo")) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__check_intracomm(comm, "mpitopo_comm_nodeinfo")) != MPITOPO_SUCCESS)
         return rc;
     /* The finalize hook goes first, so it runs after any cache on MPI_COMM_SELF. */
     if ((rc = mpitopo__session_open()) != MPI_SUCCESS || (rc = get_keyval(&keyval)) != MPI_SUCCESS)
@@ -302,7 +302,12 @@ int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
     nodeinfo_entry_t *e = a->entry;
     pthread_mutex_unlock(&cache_lock);
     if (!e)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "MPI is being finalized");
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_nodeinfo", "MPI is being finalized");
     *info = &e->info;
     return MPITOPO_SUCCESS;
+}
+
+int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
+{
+    return mpitopo__mpi_result(__func__, comm_nodeinfo_impl(comm, info));
 }

@@ -8,6 +8,8 @@
  */
 #include "mpi/mpi_internal.h"
 
+#include <stdio.h>
+
 #include <pthread.h>
 
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,4 +78,15 @@ int mpitopo__check_intracomm(MPI_Comm comm, const char *func)
         return mpitopo__error_at(MPITOPO_ERR_ARG, func,
                                  "comm is an intercommunicator; an intracommunicator is required");
     return MPITOPO_SUCCESS;
+}
+
+int mpitopo__mpi_result(const char *func, int rc)
+{
+    if (rc <= 0)
+        return rc;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "(no description)");
+    return mpitopo__error_at(rc, func, "MPI error %d: %s", rc, text);
 }
