@@ -37,19 +37,10 @@ static void check_members(MPI_Comm sub, MPI_Comm comm, const int *want, int n, c
     MPI_Comm_size(sub, &size);
     if (!MT_CHECK(size == n, "%s has %d processes, expected %d", what, size, n))
         return;
-    int *ranks = malloc((size_t)n * sizeof *ranks), *in = malloc((size_t)n * sizeof *in);
-    MPI_Group g, cg;
-    MPI_Comm_group(sub, &g);
-    MPI_Comm_group(comm, &cg);
-    for (int i = 0; i < n; i++)
-        ranks[i] = i;
-    MPI_Group_translate_ranks(g, n, ranks, cg, in);
+    int *in = mt_ranks_in(sub, comm);
     for (int i = 0; i < n; i++)
         MT_CHECK(in[i] == want[i], "%s: member %d is rank %d of comm, expected %d", what, i,
                  in[i], want[i]);
-    MPI_Group_free(&g);
-    MPI_Group_free(&cg);
-    free(ranks);
     free(in);
 }
 

@@ -132,19 +132,24 @@ int *mt_node_keys(void)
     return keys;
 }
 
-int *mt_world_ranks(MPI_Comm comm)
+int *mt_ranks_in(MPI_Comm sub, MPI_Comm comm)
 {
     int size;
-    MPI_Comm_size(comm, &size);
-    int *ranks = malloc((size_t)size * sizeof *ranks), *w = malloc((size_t)size * sizeof *w);
-    MPI_Group g, wg;
-    MPI_Comm_group(comm, &g);
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_size(sub, &size);
+    int *ranks = malloc((size_t)size * sizeof *ranks), *in = malloc((size_t)size * sizeof *in);
+    MPI_Group g, cg;
+    MPI_Comm_group(sub, &g);
+    MPI_Comm_group(comm, &cg);
     for (int i = 0; i < size; i++)
         ranks[i] = i;
-    MPI_Group_translate_ranks(g, size, ranks, wg, w);
+    MPI_Group_translate_ranks(g, size, ranks, cg, in);
     MPI_Group_free(&g);
-    MPI_Group_free(&wg);
+    MPI_Group_free(&cg);
     free(ranks);
-    return w;
+    return in;
+}
+
+int *mt_world_ranks(MPI_Comm comm)
+{
+    return mt_ranks_in(comm, MPI_COMM_WORLD);
 }

@@ -55,5 +55,7 @@ int *mt_node_keys(void);
 
 /* World ranks of the processes of comm (size ints, malloc'ed). */
 int *mt_world_ranks(MPI_Comm comm);
+/* The rank in comm of every member of sub (malloc'ed, sub's size entries). */
+int *mt_ranks_in(MPI_Comm sub, MPI_Comm comm);
 
 #endif
