@@ -71,24 +71,43 @@ int mpitopo__error_at(int code, const char *func, const char *fmt, ...)
     return code;
 }
 
+/* last_error = "<context>: <detail>", where detail is a copy of
+ * last_error[skip..] (so it may overlap). Truncation is fine: the message is
+ * advisory, the code is what counts. */
+static void prepend(const char *context, size_t skip)
+{
+    char detail[sizeof last_error];
+    snprintf(detail, sizeof detail, "%s", last_error + skip);
+    size_t n = strnlen(context, sizeof last_error - 3);
+    memcpy(last_error, context, n);
+    memcpy(last_error + n, ": ", 2);
+    size_t m = strnlen(detail, sizeof last_error - n - 3);
+    memcpy(last_error + n + 2, detail, m);
+    last_error[n + 2 + m] = '\0';
+}
+
 int mpitopo__error_context(int code, const char *fmt, ...)
 {
-    char context[256], message[sizeof last_error];
+    char context[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(context, sizeof context, fmt, ap);
     va_end(ap);
-    /* Truncation is fine: the message is advisory, the code is what counts. */
-    memcpy(message, last_error, sizeof message);
-    size_t n = strlen(context);
-    if (n > sizeof last_error - 3)
-        n = sizeof last_error - 3;
-    memcpy(last_error, context, n);
-    memcpy(last_error + n, ": ", 2);
-    size_t rest = sizeof last_error - n - 3;
-    size_t m = strnlen(message, rest);
-    memcpy(last_error + n + 2, message, m);
-    last_error[n + 2 + m] = '\0';
+    prepend(context, 0);
+    return code;
+}
+
+int mpitopo__error_restate(int code, const char *func, const char *fmt, ...)
+{
+    char context[256];
+    int n = snprintf(context, sizeof context, "%s: ", func);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof context)
+        vsnprintf(context + n, sizeof context - (size_t)n, fmt, ap);
+    va_end(ap);
+    const char *colon = strstr(last_error, ": ");
+    prepend(context, colon ? (size_t)(colon + 2 - last_error) : 0);
     return code;
 }
 

@@ -41,6 +41,10 @@ int mpitopo__error_at(int code, const char *func, const char *fmt, ...) MPITOPO_
 void mpitopo__clear_error(void);
 /* Put context in front of the current message: "<context>: <message>". */
 int mpitopo__error_context(int code, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
+/* Restate the current message, an inner call's "<inner function>: <detail>",
+ * as "<func>: <context>: <detail>": for public functions that report what a
+ * constructor they called on the caller's behalf said. */
+int mpitopo__error_restate(int code, const char *func, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
 
 /* Verbosity from MPITOPO_VERBOSE (read once); log lines go to stderr
  * prefixed with "mpitopo: ". */

@@ -34,14 +34,6 @@ static int above_fail(int rc)
     return HWLOC_FAIL(rc, "above: %s", msg);
 }
 
-/* Pass on the error of a constructor called on this function's behalf. */
-static int relay(int rc)
-{
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", mpitopo_last_error());
-    return HWLOC_FAIL(rc, "%s", msg);
-}
-
 /* `above` must end at the node and leave room and names for the two inner
  * levels. */
 static int check_above(const char *above, const mpitopo_machine_t *top)
@@ -180,7 +172,7 @@ static int build(const char *above, const mpitopo_machine_t *top, const int *inn
     int rc = mpitopo_machine_from_paths(nlevels, names, explicit_costs ? costs : NULL, (int)n,
                                         paths, machine, NULL);
     mpitopo__free(paths);
-    return rc ? relay(rc) : MPITOPO_SUCCESS;
+    return rc ? mpitopo__error_context(rc, "mpitopo_machine_from_hwloc") : MPITOPO_SUCCESS;
 }
 
 int mpitopo_machine_from_hwloc(const char *above, const char *source,

@@ -225,10 +225,8 @@ static int rewrap(int rc, const char *desc)
 {
     if (rc == MPITOPO_SUCCESS || rc == MPITOPO_ERR_NOMEM)
         return rc;
-    char msg[512];
-    const char *m = mpitopo_last_error(), *colon = strstr(m, ": ");
-    snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : m);
-    return bad(rc == MPITOPO_ERR_ARG ? MPITOPO_ERR_PARSE : rc, desc, "%s", msg);
+    return mpitopo__error_restate(rc == MPITOPO_ERR_ARG ? MPITOPO_ERR_PARSE : rc, from_string,
+                                  "desc = \"%.100s\"", desc);
 }
 
 static int parse_cart(const char *desc, slice_t rest, mpitopo_pattern_t **pattern)

@@ -171,12 +171,8 @@ static int parse_text(const char *text, size_t len, const char *name, const char
     if (!rc && !ps.nprocs)
         rc = mpitopo__error_at(MPITOPO_ERR_FORMAT, func,
                                "%s: no header line \"mpitopo-pattern 1 NPROCS\"", ps.name);
-    if (!rc && (rc = mpitopo__pattern_from_coo(ps.nprocs, &ps.coo, pattern)) == MPITOPO_ERR_RANGE) {
-        char msg[512];
-        const char *colon = strstr(mpitopo_last_error(), ": ");
-        snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : mpitopo_last_error());
-        rc = mpitopo__error_at(MPITOPO_ERR_FORMAT, func, "%s: %s", ps.name, msg);
-    }
+    if (!rc && (rc = mpitopo__pattern_from_coo(ps.nprocs, &ps.coo, pattern)) == MPITOPO_ERR_RANGE)
+        rc = mpitopo__error_restate(MPITOPO_ERR_FORMAT, func, "%s", ps.name);
     mpitopo__coo_free(&ps.coo);
     return rc;
 }
