@@ -196,13 +196,15 @@ static int load_inputs(const eval_args_t *a, mpitopo_machine_t **machine, mpitop
     return 0;
 }
 
-/* Split the comma-separated mapper list (or all mappers) into specs. */
-static int mapper_specs(const char *list, char specs[][64], int *n)
+/* Split the comma-separated mapper list (or all mappers that apply to the
+ * pattern) into specs. */
+static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
 {
     *n = 0;
     if (!list) {
         for (int i = 0; i < mpitopo_mapper_count() && *n < MAX_MAPPERS; i++)
-            snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
+            if (is_cart || !mpitopo_mapper_at(i)->needs_cart)
+                snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
         return 0;
     }
     const char *p = list;
@@ -223,7 +225,9 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
                        result_t *results, int *nresults)
 {
     char specs[MAX_MAPPERS][64];
-    if (mapper_specs(a->mappers, specs, nresults))
+    int is_cart = 0;
+    mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
+    if (mapper_specs(a->mappers, is_cart, specs, nresults))
         return 1;
     int nprocs, nleaves, rc;
     mpitopo_pattern_nprocs(pattern, &nprocs);

@@ -31,6 +31,7 @@ typedef struct mpitopo_map_options {
 typedef struct mpitopo_mapper {
     const char *name;    /* "block", "rr", ... */
     const char *summary; /* one line for --help */
+    int needs_cart;      /* 1: only for patterns from mpitopo_pattern_cart */
 } mpitopo_mapper_t;
 
 /* The registered mappers, in registration order. */
@@ -73,6 +74,39 @@ int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *
  * that is not block, rr or random:SEED), MPITOPO_ERR_NOT_FOUND (unknown
  * mapper), MPITOPO_ERR_RANGE (a leaf out of range), MPITOPO_ERR_NOMEM, and
  * whatever a mapper returns. On error leaf_of_proc is unspecified. */
+
+
+/*
+ * Dimensions of a Cartesian grid, as MPI_Dims_create should compute them:
+ * the entries of dims that are 0 on input are filled so that prod(dims) ==
+ * nprocs and the filled entries are as balanced as possible (smallest
+ * max - min, then smallest max), in non-increasing order; non-zero entries
+ * are kept. Exact for every nprocs up to 2^31 - 1.
+ * Errors: MPITOPO_ERR_ARG for nprocs < 1, ndims < 0 or > MPITOPO_MAX_DIMS,
+ * dims NULL with ndims > 0, or a negative entry (message names it);
+ * MPITOPO_ERR_RANGE when the product of the non-zero entries does not
+ * divide nprocs (or every entry is fixed and the product differs). On
+ * error dims is unchanged.
+ */
+int mpitopo_dims_create(int nprocs, int ndims, int *dims);
+
+/*
+ * Node-aware dimensions: like mpitopo_dims_create, but for nprocs processes
+ * in nodes of procs_per_node (which must divide nprocs), choose the
+ * factorisation whose best node box (a box of procs_per_node processes
+ * tiling the grid) cuts the fewest edges of a star stencil of radius 1 with
+ * the given periods (NULL: all periodic). Only factorisations at most twice
+ * as unbalanced (max/min of the filled entries) as the most balanced one are
+ * considered, so the grid stays usable for the application; ties go to the
+ * more balanced. 576 processes, 36 per node, 3-D: 12x8x6 (node box
+ * 3x4x3), where MPI gives 9x8x8. node_box (ndims entries, may be NULL)
+ * receives the box. When procs_per_node does not divide nprocs or no box
+ * exists, the result is mpitopo_dims_create's and node_box is all zeros.
+ * Errors: those of mpitopo_dims_create; MPITOPO_ERR_ARG for
+ * procs_per_node < 1.
+ */
+int mpitopo_dims_create_nodes(int nprocs, int procs_per_node, int ndims, int *dims,
+                              const int *periods, int *node_box);
 
 #ifdef __cplusplus
 }

@@ -99,6 +99,74 @@ int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_o
 int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **machine,
                       int *leaf);
 
+
+/*
+ * Cartesian communicators that are really reordered.
+ *
+ * mpitopo_cart_create is MPI_Cart_create with reorder honoured: with
+ * reorder != 0 the processes are renumbered so that grid neighbours share a
+ * node (and a socket, a switch, ... on every level of mpitopo_comm_machine)
+ * as much as possible, using the "cart" mapper with the never-worse guard
+ * (the original order is kept when the mapping does not lower the weighted
+ * cost). The result is a real Cartesian communicator (MPI_Topo_test says
+ * MPI_CART; every MPI_Cart_* and MPI_Neighbor_* call works on it): comm is
+ * split in the new order, then PMPI_Cart_create is called with reorder = 0.
+ * reorder == 0 is exactly PMPI_Cart_create. When prod(dims) < size, the
+ * processes left out get MPI_COMM_NULL; with reorder they are chosen so
+ * that whole nodes stay in. ndims == 0 gives a communicator of one process
+ * (MPI-3 semantics): that of rank 0 with reorder == 0.
+ *
+ * Collective over comm. The machine is cached on comm (first call:
+ * mpitopo_comm_machine), so a later creation costs one split plus one
+ * PMPI_Cart_create. O(size) memory on every process. With MPITOPO_VERBOSE=1
+ * rank 0 prints one line per creation, e.g.
+ *   mpitopo: cart 128x128 on 1024 nodes x 16: off-node partners avg 2.12 -> 1.00
+ * With MPITOPO_CHECK_ARGS=1 (default in debug builds) the arguments are
+ * compared across processes and a difference is reported with the rank.
+ * Errors (every process returns one): MPITOPO_ERR_ARG for ndims < 0 or >
+ * MPITOPO_MAX_DIMS, NULL arrays with ndims > 0, a dims entry < 1,
+ * prod(dims) > size, newcomm NULL, an intercommunicator or MPI_COMM_NULL,
+ * or a communicator that already has a topology; MPITOPO_ERR_MISMATCH for
+ * arguments that differ between processes (when checked); errors of
+ * mpitopo_comm_machine; MPI error codes pass through.
+ */
+int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                        MPI_Comm *newcomm);
+
+/*
+ * mpitopo_cart_create with the communication described. stencil (NULL or
+ * "" = star of radius 1) uses the options of Cartesian pattern
+ * descriptions: "star=R", "moore=R", "offsets=a,b;c,d", optionally followed
+ * by ":weights=w0,w1,..." (per dimension) and ":bytes=B", e.g.
+ * "moore=1:weights=4,1". info (MPI_INFO_NULL allowed) may set:
+ *   mpitopo_stencil   same as stencil (the argument wins when both are set)
+ *   mpitopo_mapper    cart (default), identity, block, rr, random[:SEED]
+ *   mpitopo_weights   bytes (default), messages, unit: what the mapper minimises
+ *   mpitopo_reorder   false: behave as reorder = 0
+ * Unknown info keys are ignored, as MPI does. Errors: as above, plus
+ * MPITOPO_ERR_PARSE for a bad stencil or info value (message names it).
+ */
+int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                          const char *stencil, MPI_Info info, MPI_Comm *newcomm);
+
+/*
+ * MPI_Cart_map done right: *newrank receives the rank the calling process
+ * gets in the reordered grid of mpitopo_cart_create (reorder = 1), or
+ * MPI_UNDEFINED when it is left out (prod(dims) < size). Collective over
+ * comm on the first call (machine discovery), local afterwards. Errors: as
+ * mpitopo_cart_create, except that a topology on comm is allowed.
+ */
+int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+
+/*
+ * mpitopo_dims_create_nodes for the processes of comm: nprocs is the size
+ * of comm and procs_per_node its (uniform) node size; when the nodes of
+ * comm differ in size, this is mpitopo_dims_create. Collective over comm on
+ * the first call, local afterwards. Errors: those of mpitopo_dims_create
+ * and mpitopo_comm_nodeinfo.
+ */
+int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
+
 #ifdef __cplusplus
 }
 #endif

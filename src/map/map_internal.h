@@ -24,6 +24,8 @@ int mpitopo__map_rr(const mpitopo_machine_t *machine, const mpitopo_pattern_t *p
                     const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                         const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                      const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 
 /* Placements shared by the baseline mappers and mpitopo_placement. */
 int mpitopo__place_block(const mpitopo_machine_t *machine, int nprocs, int *leaf_of_proc);

@@ -12,10 +12,12 @@ static const struct entry {
     mpitopo__map_fn map;
     int takes_args;
 } mappers[] = {
-    {{"identity", "keep the launch placement (what MPI implementations do today)"}, mpitopo__map_identity, 0},
-    {{"block", "process p on leaf p: nodes filled one after the other"}, mpitopo__map_block, 0},
-    {{"rr", "round-robin over compute nodes, like --map-by node"}, mpitopo__map_rr, 0},
-    {{"random", "uniformly random placement; random:SEED (default: the options' seed)"}, mpitopo__map_random, 1},
+    {{"identity", "keep the launch placement (what MPI implementations do today)", 0}, mpitopo__map_identity, 0},
+    {{"block", "process p on leaf p: nodes filled one after the other", 0}, mpitopo__map_block, 0},
+    {{"rr", "round-robin over compute nodes, like --map-by node", 0}, mpitopo__map_rr, 0},
+    {{"random", "uniformly random placement; random:SEED (default: the options' seed)", 0}, mpitopo__map_random, 1},
+    {{"cart", "Cartesian grids: nested boxes per level (best node box), else exact-capacity bisection", 1},
+     mpitopo__map_cart, 0},
 };
 #define NMAPPERS ((int)(sizeof mappers / sizeof mappers[0]))
 

@@ -85,30 +85,46 @@ static void tile(const mpitopo__cart_t *c, const int *box, int nprocs, int *node
 typedef struct search {
     const mpitopo__cart_t *cart;
     mpitopo_weight_t weight;
+    const int *lower, *upper;
     int box[MPITOPO_MAX_DIMS];
-    int best[MPITOPO_MAX_DIMS];
-    double best_cut;
+    mpitopo__box_list_t *list;
+    int keep;      /* capacity of list->boxes, in boxes */
     long shapes;
-    int found;
+    int overflow;  /* more than MAX_SHAPES shapes */
+    int nomem;
 } search_t;
 
+/* Keep the `keep` boxes of smallest cut, sorted by cut (insertion: lists
+ * are short and the number of shapes is capped). */
 static void consider(search_t *s)
 {
+    mpitopo__box_list_t *l = s->list;
+    int nd = s->cart->ndims;
     double cut = shape_cut(s->cart, s->box, s->weight);
-    if (!s->found || cut < s->best_cut) {
-        s->found = 1;
-        s->best_cut = cut;
-        memcpy(s->best, s->box, sizeof s->best);
-    }
+    int pos = l->count;
+    while (pos > 0 && l->cut[pos - 1] > cut)
+        pos--;
+    if (pos >= s->keep)
+        return;
+    int last = l->count < s->keep ? l->count : s->keep - 1;
+    memmove(l->cut + pos + 1, l->cut + pos, (size_t)(last - pos) * sizeof *l->cut);
+    memmove(l->boxes + (size_t)(pos + 1) * nd, l->boxes + (size_t)pos * nd,
+            (size_t)(last - pos) * nd * sizeof *l->boxes);
+    l->cut[pos] = cut;
+    memcpy(l->boxes + (size_t)pos * nd, s->box, (size_t)nd * sizeof *l->boxes);
+    if (l->count < s->keep)
+        l->count++;
 }
 
-/* Every box with b_i dividing dims_i and prod(b) = remaining, by recursion
- * over dimensions. */
+/* Every box with lower_i | b_i | upper_i and prod(b) = remaining, by
+ * recursion over dimensions. */
 static void enumerate(search_t *s, int dim, long long remaining)
 {
     const mpitopo__cart_t *c = s->cart;
-    if (s->shapes > MAX_SHAPES)
+    if (s->shapes > MAX_SHAPES) {
+        s->overflow = 1;
         return;
+    }
     if (dim == c->ndims) {
         if (remaining == 1) {
             s->shapes++;
@@ -116,12 +132,41 @@ static void enumerate(search_t *s, int dim, long long remaining)
         }
         return;
     }
-    for (int b = 1; b <= c->dims[dim] && b <= remaining; b++) {
-        if (c->dims[dim] % b == 0 && remaining % b == 0) {
+    int lo = s->lower ? s->lower[dim] : 1;
+    int hi = s->upper ? s->upper[dim] : c->dims[dim];
+    for (int b = lo; b <= hi && b <= remaining; b += lo) {
+        if (hi % b == 0 && c->dims[dim] % b == 0 && remaining % b == 0) {
             s->box[dim] = b;
             enumerate(s, dim + 1, remaining / b);
         }
     }
+}
+
+int mpitopo__cart_boxes(const mpitopo__cart_t *cart, const int *lower, const int *upper, long long size,
+                        mpitopo_weight_t weight, int keep, mpitopo__box_list_t *list)
+{
+    memset(list, 0, sizeof *list);
+    if (keep < 1)
+        keep = 1;
+    int nd = cart->ndims > 0 ? cart->ndims : 1;
+    list->boxes = mpitopo__malloc_array((size_t)keep * nd, sizeof *list->boxes);
+    list->cut = mpitopo__malloc_array((size_t)keep, sizeof *list->cut);
+    if (!list->boxes || !list->cut) {
+        mpitopo__box_list_free(list);
+        return MPITOPO_NOMEM("the box list");
+    }
+    search_t s = {.cart = cart, .weight = weight, .lower = lower, .upper = upper, .list = list, .keep = keep};
+    if (size >= 1)
+        enumerate(&s, 0, size);
+    list->overflow = s.overflow;
+    return MPITOPO_SUCCESS;
+}
+
+void mpitopo__box_list_free(mpitopo__box_list_t *list)
+{
+    mpitopo__free(list->boxes);
+    mpitopo__free(list->cut);
+    memset(list, 0, sizeof *list);
 }
 
 int mpitopo_cart_box_bound(const mpitopo_pattern_t *pat, int procs_per_node, mpitopo_weight_t weight,
@@ -136,28 +181,36 @@ int mpitopo_cart_box_bound(const mpitopo_pattern_t *pat, int procs_per_node, mpi
     if ((int)weight < MPITOPO_WEIGHT_BYTES || weight > MPITOPO_WEIGHT_UNIT)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "weight = %d is not a mpitopo_weight_t", (int)weight);
     memset(bound, 0, sizeof *bound);
-    search_t s = {.cart = pat->cart, .weight = weight};
+    mpitopo__box_list_t list;
+    int rc = MPITOPO_SUCCESS;
     if (pat->nprocs % procs_per_node == 0)
-        enumerate(&s, 0, procs_per_node);
-    if (s.shapes > MAX_SHAPES) {
+        rc = mpitopo__cart_boxes(pat->cart, NULL, NULL, procs_per_node, weight, 1, &list);
+    else
+        memset(&list, 0, sizeof list);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int best[MPITOPO_MAX_DIMS] = {0};
+    int found = list.count > 0 && !list.overflow;
+    if (found)
+        memcpy(best, list.boxes, (size_t)pat->cart->ndims * sizeof *best);
+    if (list.overflow)
         mpitopo__log(1, "best-box bound: more than %d box shapes, no bound given", MAX_SHAPES);
-        return MPITOPO_SUCCESS;
-    }
-    if (!s.found)
+    mpitopo__box_list_free(&list);
+    if (!found)
         return MPITOPO_SUCCESS;
     /* The partner counts need the tiling itself: one pass over the pattern. */
     int *node_of_proc = mpitopo__malloc_array((size_t)pat->nprocs, sizeof *node_of_proc);
     if (!node_of_proc)
         return MPITOPO_NOMEM("the tiling");
     mpitopo__node_traffic_t t;
-    tile(pat->cart, s.best, pat->nprocs, node_of_proc);
-    int rc = mpitopo__node_traffic(pat, node_of_proc, weight, &t);
+    tile(pat->cart, best, pat->nprocs, node_of_proc);
+    rc = mpitopo__node_traffic(pat, node_of_proc, weight, &t);
     mpitopo__free(node_of_proc);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     bound->found = 1;
     bound->ndims = pat->cart->ndims;
-    memcpy(bound->box, s.best, sizeof bound->box);
+    memcpy(bound->box, best, sizeof bound->box);
     bound->offnode_edges = t.offnode_edges;
     bound->offnode_weight = t.offnode_weight;
     bound->offnode_partners_avg = t.offnode_partners.avg;

@@ -4,6 +4,9 @@
 #define MPITOPO_MPI_INTERNAL_H
 
 #include <mpi.h>
+#ifdef MPITOPO_SMPI
+#include "mpi/smpi_compat.h" /* SimGrid SMPI shims (bench/smpi/build.sh) */
+#endif
 
 #include "core/internal.h"
 #include <mpitopo/mpi.h>
@@ -43,5 +46,14 @@ int mpitopo__check_intracomm(MPI_Comm comm, const char *func);
  * message), or a positive MPI error code. Local.
  */
 int mpitopo__emulated_leaf(MPI_Comm comm, const mpitopo_machine_t **machine, int *leaf);
+
+/*
+ * The machine of comm (mpitopo_comm_machine), computed on the first call
+ * and cached with its node information (shared by duplicates), and that
+ * node information. Collective over comm on the first call, local after.
+ * The pointers stay valid while comm lives.
+ */
+int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
+                                 const mpitopo_machine_t **machine, const int **leaf_of_rank);
 
 #endif

@@ -15,12 +15,15 @@
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
+#include <stddef.h>
 
 #include <pthread.h>
 
 typedef struct nodeinfo_entry {
     int refs; /* attachments that share it */
-    mpitopo_nodeinfo_t info;
+    mpitopo_nodeinfo_t info;                /* first member: see entry_of */
+    mpitopo_machine_t *machine;             /* mpitopo_comm_machine, once asked for */
+    int *leaf_of_rank;
 } nodeinfo_entry_t;
 
 typedef struct attachment {
@@ -66,6 +69,8 @@ static void entry_free(nodeinfo_entry_t *e)
         rc = PMPI_Comm_free(&e->info.node_comm);
     if (rc != MPI_SUCCESS)
         mpitopo__log(1, "freeing a cached node communicator failed with MPI error %d", rc);
+    mpitopo_machine_destroy(&e->machine);
+    mpitopo__free(e->leaf_of_rank);
     mpitopo__free(e);
 }
 
@@ -310,4 +315,54 @@ static int comm_nodeinfo_impl(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 {
     return mpitopo__mpi_result(__func__, comm_nodeinfo_impl(comm, info));
+}
+
+/* The entry holding a cached nodeinfo (info is its first member). */
+static nodeinfo_entry_t *entry_of(const mpitopo_nodeinfo_t *info)
+{
+    return (nodeinfo_entry_t *)(void *)((char *)info - offsetof(nodeinfo_entry_t, info));
+}
+
+/* Duplicates share the entry, and their ranks are in the same order, so
+ * one machine serves them all. The first call is collective over comm; a
+ * failure leaves nothing cached, on every process alike. */
+int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
+                                 const mpitopo_machine_t **machine, const int **leaf_of_rank)
+{
+    int rc = comm_nodeinfo_impl(comm, info), size;
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    nodeinfo_entry_t *e = entry_of(*info);
+    pthread_mutex_lock(&cache_lock);
+    int cached = e->machine != NULL;
+    pthread_mutex_unlock(&cache_lock);
+    if (!cached) {
+        mpitopo_machine_t *m = NULL;
+        if ((rc = PMPI_Comm_size(comm, &size)) != MPI_SUCCESS)
+            return rc;
+        int *leaves = mpitopo__malloc_array((size_t)size, sizeof *leaves);
+        /* Agree on the allocation first, so nobody waits in a collective
+         * that an out-of-memory process skips. */
+        int mine = leaves != NULL, all = mine;
+        if ((rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm)) == MPI_SUCCESS && !all)
+            rc = mine ? mpitopo__error_at(MPITOPO_ERR_NOMEM, "mpitopo_comm_machine",
+                                          "another process of comm ran out of memory")
+                      : MPITOPO_NOMEM("the leaf of every rank");
+        if (rc != MPITOPO_SUCCESS) {
+            mpitopo__free(leaves);
+            return rc;
+        }
+        rc = mpitopo_comm_machine(comm, &m, leaves);
+        if (rc != MPITOPO_SUCCESS) {
+            mpitopo__free(leaves);
+            return rc;
+        }
+        pthread_mutex_lock(&cache_lock);
+        e->machine = m;
+        e->leaf_of_rank = leaves;
+        pthread_mutex_unlock(&cache_lock);
+    }
+    *machine = e->machine;
+    *leaf_of_rank = e->leaf_of_rank;
+    return MPITOPO_SUCCESS;
 }

@@ -1,0 +1,347 @@
+/*
+ * The "cart" mapper: places a Cartesian grid on the machine level by level,
+ * generalising the two-level factorisation of Gropp (EuroMPI'18, section
+ * 2.1) to every level of the hierarchy and to any stencil.
+ *
+ * Box path. When every level's units hold the same number of used leaves,
+ * the grid is tiled by nested boxes, one box shape per level: the node box
+ * is the best box of mpitopo__cart_boxes (so the node level reaches the
+ * best-box bound), the boxes of the levels above are multiples of the level
+ * below that minimise their own cut, and those below divide the level above.
+ * A node box whose chain cannot be completed is replaced by the next best.
+ *
+ * Bisection path, for everything else (a prime factor of the node size that
+ * divides no dimension, uneven nodes, a partial last node, fewer grid points
+ * than leaves): recursive coordinate bisection with exact capacities. The
+ * children of a unit are split into two halves, the points are cut across
+ * the dimension where a cut is cheapest (long extent, light stencil weight),
+ * the first half gets exactly its capacity, and so on down to the leaves.
+ * Nodes then hold near-boxes: compact, never an error.
+ *
+ * Either way the result is compared with the launch placement (the identity
+ * of the grid) and the cheaper one is returned, so the mapper alone is never
+ * worse than the identity under the weighted cost.
+ */
+#include "machine/machine_internal.h"
+#include "map/map_internal.h"
+#include "metrics/metrics_internal.h"
+#include "pattern/pattern_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Node boxes tried, best first, before giving up on the box path. */
+#define NODE_BOXES_TRIED 64
+
+typedef struct cart_map {
+    const mpitopo_machine_t *m;
+    const mpitopo__cart_t *c;
+    mpitopo_weight_t weight;
+    int nprocs;
+    int nused;                           /* leaves used: the first nprocs in leaf order */
+    double dim_weight[MPITOPO_MAX_DIMS]; /* stencil weight along each dimension */
+} cart_map_t;
+
+static void coords_of(const mpitopo__cart_t *c, int64_t p, int *x)
+{
+    for (int i = c->ndims - 1; i >= 0; i--) {
+        x[i] = (int)(p % c->dims[i]);
+        p /= c->dims[i];
+    }
+}
+
+/* ---- box path ---------------------------------------------------------- */
+
+/* Leaves per unit of every level when all units among the first nused
+ * leaves are full and equal; 0 when they are not. */
+static int uniform_sizes(const cart_map_t *cm, long long *size)
+{
+    const mpitopo_machine_t *m = cm->m;
+    for (int l = 0; l < m->nlevels; l++) {
+        const int *first = m->first[l];
+        long long s = first[1] - first[0];
+        if (s < 1 || cm->nused % s != 0)
+            return 0;
+        for (int u = 1; u < m->nunits[l] && first[u] < cm->nused; u++)
+            if (first[u + 1] - first[u] != s)
+                return 0;
+        size[l] = s;
+    }
+    return 1;
+}
+
+/* Complete the chain of boxes around box[anchor]: levels above are the
+ * cheapest multiples of the level below, levels below the cheapest divisors
+ * of the level above. Returns 1 when every level has a box. */
+static int complete_chain(const cart_map_t *cm, const long long *size, int anchor, int *box)
+{
+    int nd = cm->c->ndims, nl = cm->m->nlevels, ok = 1;
+    mpitopo__box_list_t list;
+    for (int l = anchor - 1; l >= 0 && ok; l--) {
+        if (mpitopo__cart_boxes(cm->c, box + (size_t)(l + 1) * nd, NULL, size[l], cm->weight, 1, &list))
+            return -1;
+        ok = list.count > 0;
+        if (ok)
+            memcpy(box + (size_t)l * nd, list.boxes, (size_t)nd * sizeof *box);
+        mpitopo__box_list_free(&list);
+    }
+    for (int l = anchor + 1; l < nl && ok; l++) {
+        if (mpitopo__cart_boxes(cm->c, NULL, box + (size_t)(l - 1) * nd, size[l], cm->weight, 1, &list))
+            return -1;
+        ok = list.count > 0;
+        if (ok)
+            memcpy(box + (size_t)l * nd, list.boxes, (size_t)nd * sizeof *box);
+        mpitopo__box_list_free(&list);
+    }
+    return ok;
+}
+
+/* Leaf of process p under the chain: at each level, the row-major index of
+ * its box inside the parent box picks the child unit. */
+static int leaf_in_chain(const cart_map_t *cm, const int *box, int64_t p)
+{
+    const mpitopo_machine_t *m = cm->m;
+    int nd = cm->c->ndims, x[MPITOPO_MAX_DIMS];
+    coords_of(cm->c, p, x);
+    int unit = 0;
+    for (int l = 0; l < m->nlevels; l++) {
+        const int *b = box + (size_t)l * nd;
+        const int *parent = l > 0 ? box + (size_t)(l - 1) * nd : cm->c->dims;
+        int child = 0;
+        for (int i = 0; i < nd; i++)
+            child = child * (parent[i] / b[i]) + (x[i] % parent[i]) / b[i];
+        unit = l == 0 ? child : m->unit[l][m->first[l - 1][unit]] + child;
+    }
+    return unit;
+}
+
+/* Returns 1 and fills leaf_of_proc when a chain exists, 0 when not, or a
+ * negative error. */
+static int map_boxes(const cart_map_t *cm, int *leaf_of_proc)
+{
+    const mpitopo_machine_t *m = cm->m;
+    long long size[MPITOPO_MAX_LEVELS];
+    if (cm->nused != cm->nprocs || !uniform_sizes(cm, size))
+        return 0;
+    int anchor = m->node_level >= 0 ? m->node_level : 0, nd = cm->c->ndims;
+    mpitopo__box_list_t nodes;
+    int rc = mpitopo__cart_boxes(cm->c, NULL, NULL, size[anchor], cm->weight, NODE_BOXES_TRIED, &nodes);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int *box = mpitopo__malloc_array((size_t)m->nlevels * (nd > 0 ? nd : 1), sizeof *box);
+    int found = box ? 0 : MPITOPO_NOMEM("the box chain");
+    for (int k = 0; k < nodes.count && found == 0; k++) {
+        memcpy(box + (size_t)anchor * nd, nodes.boxes + (size_t)k * nd, (size_t)nd * sizeof *box);
+        found = complete_chain(cm, size, anchor, box);
+        if (found < 0)
+            found = MPITOPO_NOMEM("the box chain");
+    }
+    if (found == 1) {
+        for (int p = 0; p < cm->nprocs; p++)
+            leaf_of_proc[p] = leaf_in_chain(cm, box, p);
+        mpitopo__log(2, "cart mapper: node box of %lld processes found (%s)", size[anchor],
+                     nodes.overflow ? "shape search capped" : "best box");
+    }
+    mpitopo__free(box);
+    mpitopo__box_list_free(&nodes);
+    return found;
+}
+
+/* ---- bisection path ---------------------------------------------------- */
+
+typedef struct bisect {
+    const cart_map_t *cm;
+    int *leaf_of_proc;
+    struct keyed { int64_t key; int p; } *keyed; /* scratch for sorting, nprocs entries */
+} bisect_t;
+
+static int compare_keyed(const void *a, const void *b)
+{
+    int64_t ka = ((const struct keyed *)a)->key, kb = ((const struct keyed *)b)->key;
+    return ka < kb ? -1 : ka > kb;
+}
+
+/* Sort the points by their coordinate along d, then row-major over the
+ * other dimensions, so that a partial slab stays compact. */
+static void sort_points(bisect_t *bs, int *pts, int n, int d)
+{
+    const mpitopo__cart_t *c = bs->cm->c;
+    int x[MPITOPO_MAX_DIMS];
+    for (int k = 0; k < n; k++) {
+        coords_of(c, pts[k], x);
+        int64_t rest = 0;
+        for (int i = 0; i < c->ndims; i++)
+            if (i != d)
+                rest = rest * c->dims[i] + x[i];
+        bs->keyed[k].key = (int64_t)x[d] * (bs->cm->nprocs / c->dims[d] + 1) + rest;
+        bs->keyed[k].p = pts[k];
+    }
+    qsort(bs->keyed, (size_t)n, sizeof *bs->keyed, compare_keyed);
+    for (int k = 0; k < n; k++)
+        pts[k] = bs->keyed[k].p;
+}
+
+/* The dimension to cut the points across: the one whose cut plane carries
+ * the least stencil weight, i.e. the largest extent per unit of weight. */
+static int cheapest_dim(const cart_map_t *cm, const int *pts, int n)
+{
+    const mpitopo__cart_t *c = cm->c;
+    int lo[MPITOPO_MAX_DIMS], hi[MPITOPO_MAX_DIMS], x[MPITOPO_MAX_DIMS];
+    for (int i = 0; i < c->ndims; i++) {
+        lo[i] = c->dims[i];
+        hi[i] = -1;
+    }
+    for (int k = 0; k < n; k++) {
+        coords_of(c, pts[k], x);
+        for (int i = 0; i < c->ndims; i++) {
+            lo[i] = x[i] < lo[i] ? x[i] : lo[i];
+            hi[i] = x[i] > hi[i] ? x[i] : hi[i];
+        }
+    }
+    int best = 0;
+    double best_score = -1;
+    for (int i = 0; i < c->ndims; i++) {
+        int extent = hi[i] - lo[i] + 1;
+        if (extent < 2)
+            continue;
+        /* A plane across i cuts about n / extent points' edges along i. */
+        double score = cm->dim_weight[i] > 0 ? extent / cm->dim_weight[i] : 1e300;
+        if (score > best_score) {
+            best_score = score;
+            best = i;
+        }
+    }
+    return best;
+}
+
+static int used_in(const cart_map_t *cm, int level, int unit)
+{
+    const int *first = cm->m->first[level];
+    int a = first[unit], b = first[unit + 1];
+    if (a >= cm->nused)
+        return 0;
+    return (b < cm->nused ? b : cm->nused) - a;
+}
+
+static int bisect_unit(bisect_t *bs, int *pts, int n, int level, int unit);
+
+/* Give the n points to the children [a, b) of a unit of level `level`,
+ * whose capacities are cap[]: split the children in two halves of nearly
+ * equal capacity and the points accordingly, then recurse. */
+static int bisect_children(bisect_t *bs, int *pts, int n, int level, int a, int b, const int *cap)
+{
+    if (n == 0)
+        return MPITOPO_SUCCESS;
+    if (b - a == 1)
+        return bisect_unit(bs, pts, n, level, a);
+    long long total = 0, half = 0;
+    for (int k = a; k < b; k++)
+        total += cap[k - a];
+    int mid = a;
+    while (mid < b - 1 && 2 * (half + cap[mid - a]) <= total)
+        half += cap[mid++ - a];
+    if (mid == a)
+        half += cap[mid++ - a];
+    sort_points(bs, pts, n, cheapest_dim(bs->cm, pts, n));
+    int rc = bisect_children(bs, pts, (int)half, level, a, mid, cap);
+    if (rc == MPITOPO_SUCCESS)
+        rc = bisect_children(bs, pts + half, n - (int)half, level, mid, b, cap + (mid - a));
+    return rc;
+}
+
+/* Place n points (exactly the used leaves of the unit) in unit `unit` of
+ * `level` (-1: the whole machine). */
+static int bisect_unit(bisect_t *bs, int *pts, int n, int level, int unit)
+{
+    const mpitopo_machine_t *m = bs->cm->m;
+    if (level == m->nlevels - 1) {
+        bs->leaf_of_proc[pts[0]] = unit;
+        return MPITOPO_SUCCESS;
+    }
+    int child_level = level + 1;
+    int a = level < 0 ? 0 : m->unit[child_level][m->first[level][unit]];
+    int b = level < 0 ? m->nunits[0] : m->unit[child_level][m->first[level][unit + 1] - 1] + 1;
+    int *cap = mpitopo__malloc_array((size_t)(b - a), sizeof *cap);
+    if (!cap)
+        return MPITOPO_NOMEM("the unit capacities");
+    int nchildren = 0;
+    for (int k = a; k < b; k++) {
+        cap[k - a] = used_in(bs->cm, child_level, k);
+        if (cap[k - a] > 0)
+            nchildren = k - a + 1;
+    }
+    int rc = bisect_children(bs, pts, n, child_level, a, a + nchildren, cap);
+    mpitopo__free(cap);
+    return rc;
+}
+
+static int map_bisect(const cart_map_t *cm, int *leaf_of_proc)
+{
+    size_t n = (size_t)(cm->nprocs > 0 ? cm->nprocs : 1);
+    int *pts = mpitopo__malloc_array(n, sizeof *pts);
+    bisect_t bs = {.cm = cm, .leaf_of_proc = leaf_of_proc, .keyed = mpitopo__malloc_array(n, sizeof *bs.keyed)};
+    int rc = pts && bs.keyed ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the point list");
+    for (int p = 0; rc == MPITOPO_SUCCESS && p < cm->nprocs; p++)
+        pts[p] = p;
+    if (rc == MPITOPO_SUCCESS)
+        rc = bisect_unit(&bs, pts, cm->nprocs, -1, 0);
+    mpitopo__free(pts);
+    mpitopo__free(bs.keyed);
+    return rc;
+}
+
+/* ---- driver ------------------------------------------------------------ */
+
+static void stencil_weights(cart_map_t *cm)
+{
+    const mpitopo__cart_t *c = cm->c;
+    for (int o = 0; o < c->noffsets; o++) {
+        double w = mpitopo_edge_weight(cm->weight, c->offset_bytes[o], c->offset_msgs[o]);
+        for (int i = 0; i < c->ndims; i++)
+            if (c->offsets[(size_t)o * c->ndims + i] != 0)
+                cm->dim_weight[i] += w;
+    }
+}
+
+/* Replace leaf_of_proc by the launch placement when that is not costlier. */
+static int keep_cheaper(const cart_map_t *cm, const mpitopo_pattern_t *pattern,
+                        const mpitopo_map_options_t *options, int *leaf_of_proc)
+{
+    int *launch = mpitopo__malloc_array((size_t)(cm->nprocs > 0 ? cm->nprocs : 1), sizeof *launch);
+    if (!launch)
+        return MPITOPO_NOMEM("the launch placement");
+    if (options->launch)
+        memcpy(launch, options->launch, (size_t)cm->nprocs * sizeof *launch);
+    else
+        mpitopo__place_block(cm->m, cm->nprocs, launch);
+    double mine = 0, theirs = 0;
+    int rc = mpitopo_metrics_cost(cm->m, pattern, leaf_of_proc, cm->weight, &mine);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_metrics_cost(cm->m, pattern, launch, cm->weight, &theirs);
+    if (rc == MPITOPO_SUCCESS && theirs <= mine) {
+        memcpy(leaf_of_proc, launch, (size_t)cm->nprocs * sizeof *launch);
+        mpitopo__log(2, "cart mapper: launch placement (cost %g) not beaten (%g), kept", theirs, mine);
+    }
+    mpitopo__free(launch);
+    return rc;
+}
+
+int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
+                      const mpitopo_map_options_t *options, int *leaf_of_proc)
+{
+    (void)args;
+    if (!pattern->cart)
+        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: mapper 'cart' needs a Cartesian pattern "
+                                               "(made by mpitopo_pattern_cart or a cart: description)");
+    cart_map_t cm = {.m = machine, .c = pattern->cart, .weight = options->weight, .nprocs = pattern->nprocs,
+                     .nused = pattern->nprocs};
+    stencil_weights(&cm);
+    int rc = map_boxes(&cm, leaf_of_proc);
+    if (rc == 0)
+        rc = map_bisect(&cm, leaf_of_proc);
+    else if (rc == 1)
+        rc = MPITOPO_SUCCESS;
+    if (rc == MPITOPO_SUCCESS)
+        rc = keep_cheaper(&cm, pattern, options, leaf_of_proc);
+    return rc;
+}

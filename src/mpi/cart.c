@@ -1,0 +1,393 @@
+/*
+ * Cartesian communicators that are really reordered: every process computes
+ * the same mapping from the cached machine (no communication), then comm is
+ * split in the new order and PMPI_Cart_create is called with reorder = 0 on
+ * the result, so the communicator is a real Cartesian one.
+ *
+ * A process that fails to compute the mapping takes part in the split with
+ * MPI_UNDEFINED; the others then find their new communicator short of
+ * prod(dims) processes and fail too, so no extra collective is needed to
+ * agree on errors.
+ */
+#include "mpi/mpi_internal.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the caller asked for, after validation. */
+typedef struct cart_request {
+    const char *func;
+    MPI_Comm comm;
+    int rank, size;
+    int ndims;
+    const int *dims;
+    const int *periods;
+    int reorder;
+    int nprocs; /* prod(dims) */
+    char stencil[256];
+    char mapper[64];
+    mpitopo_weight_t weight;
+} cart_request_t;
+
+/* ---- validation -------------------------------------------------------- */
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int check_args;
+
+static void read_env(void)
+{
+#ifdef NDEBUG
+    check_args = 0;
+#else
+    check_args = 1;
+#endif
+    const char *v = getenv("MPITOPO_CHECK_ARGS");
+    if (v && *v)
+        check_args = strcmp(v, "0") != 0;
+}
+
+/* Local checks of the grid; with_topology: whether comm may carry one. */
+static int check_grid(cart_request_t *r, int with_topology)
+{
+    if (r->ndims < 0 || r->ndims > MPITOPO_MAX_DIMS)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "ndims = %d must be in [0, %d]", r->ndims,
+                                 MPITOPO_MAX_DIMS);
+    if (r->ndims > 0 && (!r->dims || !r->periods))
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL with ndims = %d",
+                                 !r->dims ? "dims" : "periods", r->ndims);
+    long long prod = 1;
+    for (int i = 0; i < r->ndims; i++) {
+        if (r->dims[i] < 1)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "dims[%d] = %d must be >= 1", i, r->dims[i]);
+        prod *= r->dims[i];
+        if (prod > r->size)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func,
+                                     "prod(dims) exceeds the %d processes of comm (at dims[%d] = %d)", r->size,
+                                     i, r->dims[i]);
+    }
+    r->nprocs = (int)prod;
+    int status = MPI_UNDEFINED, rc = with_topology ? MPI_SUCCESS : PMPI_Topo_test(r->comm, &status);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (status != MPI_UNDEFINED)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "comm already has a %s topology",
+                                 status == MPI_CART ? "Cartesian" : status == MPI_GRAPH ? "graph" : "dist-graph");
+    return MPITOPO_SUCCESS;
+}
+
+/* FNV-1a, to compare the stencil and mapper strings across processes. */
+static int text_hash(const char *a, const char *b)
+{
+    uint32_t h = 2166136261u;
+    for (const char *s = a; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    h = (h ^ 0xffu) * 16777619u;
+    for (const char *s = b; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return (int)(h & 0x7fffffff);
+}
+
+/* The arguments as a flat record: whether they were valid, ndims, reorder,
+ * the strings' hash, dims, periods (normalised to 0/1). */
+#define RECORD_LEN (4 + 2 * MPITOPO_MAX_DIMS)
+static void pack_record(const cart_request_t *r, int valid, int *rec)
+{
+    memset(rec, 0, RECORD_LEN * sizeof *rec);
+    rec[0] = valid;
+    if (!valid)
+        return;
+    rec[1] = r->ndims;
+    rec[2] = r->reorder != 0;
+    rec[3] = text_hash(r->stencil, r->mapper);
+    for (int i = 0; i < r->ndims; i++) {
+        rec[4 + i] = r->dims[i];
+        rec[4 + MPITOPO_MAX_DIMS + i] = r->periods[i] != 0;
+    }
+}
+
+/*
+ * Debug check (STYLE.md): compare every process's arguments with rank 0's
+ * and name the lowest rank that differs. Collective: one broadcast, one
+ * allreduce. `local` is this process's validation result, so that invalid
+ * arguments on some processes only are reported as a mismatch everywhere.
+ */
+static int agree_on_args(const cart_request_t *r, int local)
+{
+    int mine[RECORD_LEN], root[RECORD_LEN];
+    pack_record(r, local == MPITOPO_SUCCESS, mine);
+    memcpy(root, mine, sizeof root);
+    int rc = PMPI_Bcast(root, RECORD_LEN, MPI_INT, 0, r->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int differs = memcmp(root, mine, sizeof root) != 0 ? r->rank : INT_MAX, first = INT_MAX;
+    if ((rc = PMPI_Allreduce(&differs, &first, 1, MPI_INT, MPI_MIN, r->comm)) != MPI_SUCCESS)
+        return rc;
+    if (first == INT_MAX)
+        return local;
+    return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
+                             "the arguments of process %d (ndims, dims, periods, reorder, stencil or info) "
+                             "differ from those of process 0%s",
+                             first, local != MPITOPO_SUCCESS && first == r->rank ? " and are invalid" : "");
+}
+
+/* ---- info keys --------------------------------------------------------- */
+
+/* Value of key in info (NULL info or missing key: found = 0). */
+static int info_get(MPI_Info info, const char *key, char *value, int len, int *found)
+{
+    *found = 0;
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    return PMPI_Info_get(info, key, len - 1, value, found);
+}
+
+static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
+{
+    char v[256];
+    int found, rc;
+    snprintf(r->mapper, sizeof r->mapper, "cart");
+    r->weight = MPITOPO_WEIGHT_BYTES;
+    r->stencil[0] = '\0';
+    if ((rc = info_get(info, "mpitopo_stencil", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found)
+        snprintf(r->stencil, sizeof r->stencil, "%s", v);
+    if (stencil && *stencil) {
+        if (strlen(stencil) >= sizeof r->stencil)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "stencil is longer than %zu characters",
+                                     sizeof r->stencil - 1);
+        snprintf(r->stencil, sizeof r->stencil, "%s", stencil);
+    }
+    if ((rc = info_get(info, "mpitopo_mapper", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        const mpitopo_mapper_t *m;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(v, ":"), v);
+        if (strlen(v) >= sizeof r->mapper || mpitopo_mapper_find(name, &m) != MPITOPO_SUCCESS)
+            return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func, "info mpitopo_mapper = \"%s\": no such mapper", v);
+        snprintf(r->mapper, sizeof r->mapper, "%s", v);
+    }
+    if ((rc = info_get(info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found && mpitopo_weight_from_string(v, &r->weight) != MPITOPO_SUCCESS)
+        return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func,
+                                 "info mpitopo_weights = \"%s\": expected bytes, messages or unit", v);
+    if ((rc = info_get(info, "mpitopo_reorder", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+            r->reorder = 0;
+        else if (strcmp(v, "true") != 0 && strcmp(v, "1") != 0)
+            return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func,
+                                     "info mpitopo_reorder = \"%s\": expected true or false", v);
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* ---- the mapping ------------------------------------------------------- */
+
+/* The grid as a pattern description: "cart:4x4:periods=1,0:moore=1". */
+static int grid_pattern(const cart_request_t *r, mpitopo_pattern_t **pattern)
+{
+    size_t cap = 64 + (size_t)r->ndims * 24 + sizeof r->stencil;
+    char *desc = mpitopo__malloc(cap);
+    if (!desc)
+        return MPITOPO_NOMEM("the grid description");
+    size_t n = (size_t)snprintf(desc, cap, "cart:");
+    for (int i = 0; i < r->ndims; i++)
+        n += (size_t)snprintf(desc + n, cap - n, "%s%d", i ? "x" : "", r->dims[i]);
+    n += (size_t)snprintf(desc + n, cap - n, ":periods=");
+    for (int i = 0; i < r->ndims; i++)
+        n += (size_t)snprintf(desc + n, cap - n, "%s%d", i ? "," : "", r->periods[i] != 0);
+    if (r->stencil[0])
+        snprintf(desc + n, cap - n, ":%s", r->stencil);
+    int rc = mpitopo_pattern_from_string(desc, pattern);
+    mpitopo__free(desc);
+    if (rc != MPITOPO_SUCCESS)
+        return mpitopo__error_restate(rc, r->func, "stencil = \"%s\"", r->stencil);
+    return MPITOPO_SUCCESS;
+}
+
+/* One line on rank 0 at MPITOPO_VERBOSE >= 1: the grid, the machine and
+ * the off-node partners before and after. */
+static void report(const cart_request_t *r, const mpitopo_nodeinfo_t *ni, const mpitopo_machine_t *m,
+                   const mpitopo_pattern_t *pattern, const int *launch, const int *mapped, int kept)
+{
+    if (r->rank != 0 || mpitopo__verbose() < 1)
+        return;
+    mpitopo_metrics_t before, after;
+    if (mpitopo_metrics_compute(m, pattern, launch, r->weight, &before) != MPITOPO_SUCCESS ||
+        mpitopo_metrics_compute(m, pattern, mapped, r->weight, &after) != MPITOPO_SUCCESS)
+        return;
+    char grid[MPITOPO_MAX_DIMS * 12 + 1] = "", nodes[64];
+    size_t n = 0;
+    for (int i = 0; i < r->ndims; i++)
+        n += (size_t)snprintf(grid + n, sizeof grid - n, "%s%d", i ? "x" : "", r->dims[i]);
+    if (ni->min_local_size == ni->max_local_size)
+        snprintf(nodes, sizeof nodes, "%d nodes x %d", ni->nnodes, ni->min_local_size);
+    else
+        snprintf(nodes, sizeof nodes, "%d nodes x %d..%d", ni->nnodes, ni->min_local_size, ni->max_local_size);
+    mpitopo__log(1, "cart %s on %s: off-node partners avg %.2f -> %.2f%s", grid, nodes,
+                 before.offnode_partners.avg, after.offnode_partners.avg,
+                 kept ? " (original order kept: no gain)" : "");
+}
+
+/*
+ * The grid position (new rank) of the calling process, or MPI_UNDEFINED
+ * when it is left out. Local once the machine is cached; every process
+ * computes the same mapping.
+ */
+static int new_rank(const cart_request_t *r, int *position)
+{
+    const mpitopo_nodeinfo_t *ni;
+    const mpitopo_machine_t *m;
+    const int *leaf_of_rank;
+    int rc = mpitopo__comm_machine_cached(r->comm, &ni, &m, &leaf_of_rank);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    mpitopo_pattern_t *pattern = NULL;
+    int *mapped = mpitopo__malloc_array((size_t)r->nprocs, sizeof *mapped);
+    if (!mapped)
+        return MPITOPO_NOMEM("the mapping");
+    if ((rc = grid_pattern(r, &pattern)) == MPITOPO_SUCCESS) {
+        /* The identity: grid position p on the process of rank p. */
+        mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+        opt.weight = r->weight;
+        opt.launch = leaf_of_rank;
+        opt.never_worse = 1;
+        int kept = 0;
+        rc = mpitopo_map(r->mapper, m, pattern, &opt, mapped, &kept);
+        if (rc != MPITOPO_SUCCESS)
+            rc = mpitopo__error_restate(rc, r->func, "mapping the grid");
+        else
+            report(r, ni, m, pattern, leaf_of_rank, mapped, kept);
+    }
+    *position = MPI_UNDEFINED;
+    for (int p = 0; rc == MPITOPO_SUCCESS && p < r->nprocs; p++)
+        if (mapped[p] == leaf_of_rank[r->rank])
+            *position = p;
+    mpitopo_pattern_destroy(&pattern);
+    mpitopo__free(mapped);
+    return rc;
+}
+
+/* Split comm in the new order, then make it Cartesian. */
+static int reordered_create(const cart_request_t *r, MPI_Comm *newcomm)
+{
+    int position = MPI_UNDEFINED;
+    int local = new_rank(r, &position);
+    MPI_Comm ordered = MPI_COMM_NULL;
+    int rc = PMPI_Comm_split(r->comm, local == MPITOPO_SUCCESS && position != MPI_UNDEFINED ? 0 : MPI_UNDEFINED,
+                             position, &ordered);
+    if (rc != MPI_SUCCESS || local != MPITOPO_SUCCESS)
+        return local != MPITOPO_SUCCESS ? local : rc;
+    if (ordered == MPI_COMM_NULL)
+        return MPITOPO_SUCCESS; /* left out: *newcomm stays MPI_COMM_NULL */
+    int n = 0;
+    rc = PMPI_Comm_size(ordered, &n);
+    if (rc == MPI_SUCCESS && n != r->nprocs)
+        rc = mpitopo__error_at(MPITOPO_ERR_INTERNAL, r->func,
+                               "another process of comm failed to compute the mapping (%d of %d joined)", n,
+                               r->nprocs);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Cart_create(ordered, r->ndims, r->dims, r->periods, 0, newcomm);
+    int frc = PMPI_Comm_free(&ordered);
+    return rc != MPI_SUCCESS ? rc : frc;
+}
+
+/* ---- public functions -------------------------------------------------- */
+
+/* Validation shared by create and map: local checks, info, then (when
+ * enabled) the cross-process comparison. */
+static int prepare(cart_request_t *r, const char *stencil, MPI_Info info, int with_topology)
+{
+    int rc;
+    if ((rc = mpitopo__check_mpi(r->func)) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__check_intracomm(r->comm, r->func)) != MPITOPO_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_rank(r->comm, &r->rank)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_size(r->comm, &r->size)) != MPI_SUCCESS)
+        return rc;
+    pthread_once(&env_once, read_env);
+    int local = read_info(r, stencil, info);
+    if (local == MPITOPO_SUCCESS)
+        local = check_grid(r, with_topology);
+    if (local > 0)
+        return local; /* MPI's own error, raised the same everywhere */
+    return check_args ? agree_on_args(r, local) : local;
+}
+
+static int cart_create_impl(cart_request_t *r, const char *stencil, MPI_Info info, MPI_Comm *newcomm)
+{
+    if (!newcomm)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "newcomm = NULL");
+    *newcomm = MPI_COMM_NULL;
+    int rc = prepare(r, stencil, info, 0);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (!r->reorder || r->ndims == 0)
+        return PMPI_Cart_create(r->comm, r->ndims, r->dims, r->periods, 0, newcomm);
+    return reordered_create(r, newcomm);
+}
+
+int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                          const char *stencil, MPI_Info info, MPI_Comm *newcomm)
+{
+    cart_request_t r = {.func = __func__, .comm = comm, .ndims = ndims, .dims = dims, .periods = periods,
+                        .reorder = reorder};
+    return mpitopo__mpi_result(__func__, cart_create_impl(&r, stencil, info, newcomm));
+}
+
+int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                        MPI_Comm *newcomm)
+{
+    cart_request_t r = {.func = __func__, .comm = comm, .ndims = ndims, .dims = dims, .periods = periods,
+                        .reorder = reorder};
+    return mpitopo__mpi_result(__func__, cart_create_impl(&r, NULL, MPI_INFO_NULL, newcomm));
+}
+
+static int cart_map_impl(cart_request_t *r, int *newrank)
+{
+    if (!newrank)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "newrank = NULL");
+    *newrank = MPI_UNDEFINED;
+    int rc = prepare(r, NULL, MPI_INFO_NULL, 1);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (r->ndims == 0) {
+        *newrank = r->rank == 0 ? 0 : MPI_UNDEFINED;
+        return MPITOPO_SUCCESS;
+    }
+    return new_rank(r, newrank);
+}
+
+int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+    cart_request_t r = {.func = __func__, .comm = comm, .ndims = ndims, .dims = dims, .periods = periods,
+                        .reorder = 1};
+    return mpitopo__mpi_result(__func__, cart_map_impl(&r, newrank));
+}
+
+static int comm_dims_create_impl(MPI_Comm comm, int ndims, int *dims)
+{
+    const mpitopo_nodeinfo_t *ni;
+    int size, rc = mpitopo_comm_nodeinfo(comm, &ni);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_size(comm, &size)) != MPI_SUCCESS)
+        return rc;
+    if (ni->min_local_size == ni->max_local_size)
+        rc = mpitopo_dims_create_nodes(size, ni->min_local_size, ndims, dims, NULL, NULL);
+    else
+        rc = mpitopo_dims_create(size, ndims, dims);
+    return rc == MPITOPO_SUCCESS ? rc : mpitopo__error_restate(rc, "mpitopo_comm_dims_create", "size %d", size);
+}
+
+int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims)
+{
+    return mpitopo__mpi_result(__func__, comm_dims_create_impl(comm, ndims, dims));
+}
