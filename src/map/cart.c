@@ -42,22 +42,38 @@ typedef struct cart_map {
     double dim_weight[MPITOPO_MAX_DIMS]; /* stencil weight along each dimension */
 } cart_map_t;
 
-static void coords_of(const mpitopo__cart_t *c, int64_t p, int *x)
+/* A grid of points to place: the processes themselves, or node boxes. */
+typedef struct grid {
+    int ndims;
+    int dims[MPITOPO_MAX_DIMS];
+    int64_t npoints;
+    double weight[MPITOPO_MAX_DIMS]; /* cost of cutting one unit of face across each dimension */
+} grid_t;
+
+static void coords_in(const int *dims, int ndims, int64_t p, int *x)
 {
-    for (int i = c->ndims - 1; i >= 0; i--) {
-        x[i] = (int)(p % c->dims[i]);
-        p /= c->dims[i];
+    for (int i = ndims - 1; i >= 0; i--) {
+        x[i] = (int)(p % dims[i]);
+        p /= dims[i];
     }
+}
+
+static int64_t index_in(const int *dims, int ndims, const int *x)
+{
+    int64_t p = 0;
+    for (int i = 0; i < ndims; i++)
+        p = p * dims[i] + x[i];
+    return p;
 }
 
 /* ---- box path ---------------------------------------------------------- */
 
-/* Leaves per unit of every level when all units among the first nused
- * leaves are full and equal; 0 when they are not. */
-static int uniform_sizes(const cart_map_t *cm, long long *size)
+/* Leaves per unit of every level from `from` down, when all units among
+ * the first nused leaves are full and equal; 0 when they are not. */
+static int uniform_sizes(const cart_map_t *cm, int from, long long *size)
 {
     const mpitopo_machine_t *m = cm->m;
-    for (int l = 0; l < m->nlevels; l++) {
+    for (int l = from; l < m->nlevels; l++) {
         const int *first = m->first[l];
         long long s = first[1] - first[0];
         if (s < 1 || cm->nused % s != 0)
@@ -70,89 +86,72 @@ static int uniform_sizes(const cart_map_t *cm, long long *size)
     return 1;
 }
 
-/* Complete the chain of boxes around box[anchor]: levels above are the
- * cheapest multiples of the level below, levels below the cheapest divisors
- * of the level above. Returns 1 when every level has a box. */
-static int complete_chain(const cart_map_t *cm, const long long *size, int anchor, int *box)
+/* Best box of `size` points with lower | box | upper (either may be NULL):
+ * 1 when one exists, 0 when not, or a negative error. */
+static int best_box(const cart_map_t *cm, const int *lower, const int *upper, long long size, int *box)
 {
-    int nd = cm->c->ndims, nl = cm->m->nlevels, ok = 1;
     mpitopo__box_list_t list;
-    for (int l = anchor - 1; l >= 0 && ok; l--) {
-        if (mpitopo__cart_boxes(cm->c, box + (size_t)(l + 1) * nd, NULL, size[l], cm->weight, 1, &list))
-            return -1;
-        ok = list.count > 0;
-        if (ok)
-            memcpy(box + (size_t)l * nd, list.boxes, (size_t)nd * sizeof *box);
-        mpitopo__box_list_free(&list);
-    }
-    for (int l = anchor + 1; l < nl && ok; l++) {
-        if (mpitopo__cart_boxes(cm->c, NULL, box + (size_t)(l - 1) * nd, size[l], cm->weight, 1, &list))
-            return -1;
-        ok = list.count > 0;
-        if (ok)
-            memcpy(box + (size_t)l * nd, list.boxes, (size_t)nd * sizeof *box);
-        mpitopo__box_list_free(&list);
-    }
-    return ok;
+    if (mpitopo__cart_boxes(cm->c, lower, upper, size, cm->weight, 1, &list) != MPITOPO_SUCCESS)
+        return MPITOPO_ERR_NOMEM;
+    int found = list.count > 0;
+    if (found)
+        memcpy(box, list.boxes, (size_t)cm->c->ndims * sizeof *box);
+    mpitopo__box_list_free(&list);
+    return found;
 }
 
-/* Leaf of process p under the chain: at each level, the row-major index of
- * its box inside the parent box picks the child unit. */
-static int leaf_in_chain(const cart_map_t *cm, const int *box, int64_t p)
+/* Complete the chain of boxes around box[anchor]: levels from `top` up to
+ * the anchor get the cheapest multiples of the level below, levels below
+ * the cheapest divisors of the level above. 1 when every level has a box. */
+static int complete_chain(const cart_map_t *cm, const long long *size, int top, int anchor, int *box)
+{
+    int nd = cm->c->ndims, nl = cm->m->nlevels, found = 1;
+    for (int l = anchor - 1; l >= top && found == 1; l--)
+        found = best_box(cm, box + (size_t)(l + 1) * nd, NULL, size[l], box + (size_t)l * nd);
+    for (int l = anchor + 1; l < nl && found == 1; l++)
+        found = best_box(cm, NULL, box + (size_t)(l - 1) * nd, size[l], box + (size_t)l * nd);
+    return found;
+}
+
+/* From `unit` of `level`, descend the chain to the leaf of the point at x:
+ * at each level the row-major index of its box inside the parent box picks
+ * the child unit. */
+static int descend(const cart_map_t *cm, const int *box, int level, int unit, const int *x)
 {
     const mpitopo_machine_t *m = cm->m;
-    int nd = cm->c->ndims, x[MPITOPO_MAX_DIMS];
-    coords_of(cm->c, p, x);
-    int unit = 0;
-    for (int l = 0; l < m->nlevels; l++) {
-        const int *b = box + (size_t)l * nd;
-        const int *parent = l > 0 ? box + (size_t)(l - 1) * nd : cm->c->dims;
+    int nd = cm->c->ndims;
+    for (int l = level + 1; l < m->nlevels; l++) {
+        const int *b = box + (size_t)l * nd, *parent = box + (size_t)(l - 1) * nd;
         int child = 0;
         for (int i = 0; i < nd; i++)
             child = child * (parent[i] / b[i]) + (x[i] % parent[i]) / b[i];
-        unit = l == 0 ? child : m->unit[l][m->first[l - 1][unit]] + child;
+        unit = m->unit[l][m->first[l - 1][unit]] + child;
     }
     return unit;
 }
 
-/* Returns 1 and fills leaf_of_proc when a chain exists, 0 when not, or a
- * negative error. */
-static int map_boxes(const cart_map_t *cm, int *leaf_of_proc)
+/* Leaf of process p when the chain covers every level. */
+static int leaf_in_chain(const cart_map_t *cm, const int *box, int64_t p)
 {
-    const mpitopo_machine_t *m = cm->m;
-    long long size[MPITOPO_MAX_LEVELS];
-    if (cm->nused != cm->nprocs || !uniform_sizes(cm, size))
-        return 0;
-    int anchor = m->node_level >= 0 ? m->node_level : 0, nd = cm->c->ndims;
-    mpitopo__box_list_t nodes;
-    int rc = mpitopo__cart_boxes(cm->c, NULL, NULL, size[anchor], cm->weight, NODE_BOXES_TRIED, &nodes);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    int *box = mpitopo__malloc_array((size_t)m->nlevels * (nd > 0 ? nd : 1), sizeof *box);
-    int found = box ? 0 : MPITOPO_NOMEM("the box chain");
-    for (int k = 0; k < nodes.count && found == 0; k++) {
-        memcpy(box + (size_t)anchor * nd, nodes.boxes + (size_t)k * nd, (size_t)nd * sizeof *box);
-        found = complete_chain(cm, size, anchor, box);
-        if (found < 0)
-            found = MPITOPO_NOMEM("the box chain");
-    }
-    if (found == 1) {
-        for (int p = 0; p < cm->nprocs; p++)
-            leaf_of_proc[p] = leaf_in_chain(cm, box, p);
-        mpitopo__log(2, "cart mapper: node box of %lld processes found (%s)", size[anchor],
-                     nodes.overflow ? "shape search capped" : "best box");
-    }
-    mpitopo__free(box);
-    mpitopo__box_list_free(&nodes);
-    return found;
+    const mpitopo__cart_t *c = cm->c;
+    int x[MPITOPO_MAX_DIMS], top = 0;
+    coords_in(c->dims, c->ndims, p, x);
+    for (int i = 0; i < c->ndims; i++)
+        top = top * (c->dims[i] / box[i]) + x[i] / box[i];
+    return descend(cm, box, 0, top, x);
 }
 
 /* ---- bisection path ---------------------------------------------------- */
 
+/* Recursive coordinate bisection of the points of a grid over the units of
+ * the machine down to level `last`: unit_of[point] receives a unit of that
+ * level. Capacities count the used units of level `last`. */
 typedef struct bisect {
     const cart_map_t *cm;
-    int *leaf_of_proc;
-    struct keyed { int64_t key; int p; } *keyed; /* scratch for sorting, nprocs entries */
+    const grid_t *g;
+    int last;
+    int *unit_of;
+    struct keyed { int64_t key; int64_t p; } *keyed; /* scratch for sorting */
 } bisect_t;
 
 static int compare_keyed(const void *a, const void *b)
@@ -163,49 +162,48 @@ static int compare_keyed(const void *a, const void *b)
 
 /* Sort the points by their coordinate along d, then row-major over the
  * other dimensions, so that a partial slab stays compact. */
-static void sort_points(bisect_t *bs, int *pts, int n, int d)
+static void sort_points(bisect_t *bs, int64_t *pts, int64_t n, int d)
 {
-    const mpitopo__cart_t *c = bs->cm->c;
+    const grid_t *g = bs->g;
     int x[MPITOPO_MAX_DIMS];
-    for (int k = 0; k < n; k++) {
-        coords_of(c, pts[k], x);
+    for (int64_t k = 0; k < n; k++) {
+        coords_in(g->dims, g->ndims, pts[k], x);
         int64_t rest = 0;
-        for (int i = 0; i < c->ndims; i++)
+        for (int i = 0; i < g->ndims; i++)
             if (i != d)
-                rest = rest * c->dims[i] + x[i];
-        bs->keyed[k].key = (int64_t)x[d] * (bs->cm->nprocs / c->dims[d] + 1) + rest;
+                rest = rest * g->dims[i] + x[i];
+        bs->keyed[k].key = (int64_t)x[d] * (g->npoints / g->dims[d] + 1) + rest;
         bs->keyed[k].p = pts[k];
     }
     qsort(bs->keyed, (size_t)n, sizeof *bs->keyed, compare_keyed);
-    for (int k = 0; k < n; k++)
+    for (int64_t k = 0; k < n; k++)
         pts[k] = bs->keyed[k].p;
 }
 
 /* The dimension to cut the points across: the one whose cut plane carries
- * the least stencil weight, i.e. the largest extent per unit of weight. */
-static int cheapest_dim(const cart_map_t *cm, const int *pts, int n)
+ * the least weight, i.e. the largest extent per unit of weight. */
+static int cheapest_dim(const grid_t *g, const int64_t *pts, int64_t n)
 {
-    const mpitopo__cart_t *c = cm->c;
     int lo[MPITOPO_MAX_DIMS], hi[MPITOPO_MAX_DIMS], x[MPITOPO_MAX_DIMS];
-    for (int i = 0; i < c->ndims; i++) {
-        lo[i] = c->dims[i];
+    for (int i = 0; i < g->ndims; i++) {
+        lo[i] = g->dims[i];
         hi[i] = -1;
     }
-    for (int k = 0; k < n; k++) {
-        coords_of(c, pts[k], x);
-        for (int i = 0; i < c->ndims; i++) {
+    for (int64_t k = 0; k < n; k++) {
+        coords_in(g->dims, g->ndims, pts[k], x);
+        for (int i = 0; i < g->ndims; i++) {
             lo[i] = x[i] < lo[i] ? x[i] : lo[i];
             hi[i] = x[i] > hi[i] ? x[i] : hi[i];
         }
     }
     int best = 0;
     double best_score = -1;
-    for (int i = 0; i < c->ndims; i++) {
+    for (int i = 0; i < g->ndims; i++) {
         int extent = hi[i] - lo[i] + 1;
         if (extent < 2)
             continue;
-        /* A plane across i cuts about n / extent points' edges along i. */
-        double score = cm->dim_weight[i] > 0 ? extent / cm->dim_weight[i] : 1e300;
+        /* A plane across i cuts about n / extent points' faces along i. */
+        double score = g->weight[i] > 0 ? extent / g->weight[i] : 1e300;
         if (score > best_score) {
             best_score = score;
             best = i;
@@ -214,21 +212,23 @@ static int cheapest_dim(const cart_map_t *cm, const int *pts, int n)
     return best;
 }
 
-static int used_in(const cart_map_t *cm, int level, int unit)
+/* Used units of level `last` inside unit `unit` of `level`. */
+static int capacity(const bisect_t *bs, int level, int unit)
 {
-    const int *first = cm->m->first[level];
-    int a = first[unit], b = first[unit + 1];
-    if (a >= cm->nused)
+    const mpitopo_machine_t *m = bs->cm->m;
+    int a = m->first[level][unit], b = m->first[level][unit + 1];
+    if (a >= bs->cm->nused)
         return 0;
-    return (b < cm->nused ? b : cm->nused) - a;
+    b = b < bs->cm->nused ? b : bs->cm->nused;
+    return m->unit[bs->last][b - 1] - m->unit[bs->last][a] + 1;
 }
 
-static int bisect_unit(bisect_t *bs, int *pts, int n, int level, int unit);
+static int bisect_unit(bisect_t *bs, int64_t *pts, int64_t n, int level, int unit);
 
 /* Give the n points to the children [a, b) of a unit of level `level`,
  * whose capacities are cap[]: split the children in two halves of nearly
  * equal capacity and the points accordingly, then recurse. */
-static int bisect_children(bisect_t *bs, int *pts, int n, int level, int a, int b, const int *cap)
+static int bisect_children(bisect_t *bs, int64_t *pts, int64_t n, int level, int a, int b, const int *cap)
 {
     if (n == 0)
         return MPITOPO_SUCCESS;
@@ -242,20 +242,20 @@ static int bisect_children(bisect_t *bs, int *pts, int n, int level, int a, int 
         half += cap[mid++ - a];
     if (mid == a)
         half += cap[mid++ - a];
-    sort_points(bs, pts, n, cheapest_dim(bs->cm, pts, n));
-    int rc = bisect_children(bs, pts, (int)half, level, a, mid, cap);
+    sort_points(bs, pts, n, cheapest_dim(bs->g, pts, n));
+    int rc = bisect_children(bs, pts, half, level, a, mid, cap);
     if (rc == MPITOPO_SUCCESS)
-        rc = bisect_children(bs, pts + half, n - (int)half, level, mid, b, cap + (mid - a));
+        rc = bisect_children(bs, pts + half, n - half, level, mid, b, cap + (mid - a));
     return rc;
 }
 
-/* Place n points (exactly the used leaves of the unit) in unit `unit` of
+/* Place n points (as many as the unit's capacity) in unit `unit` of
  * `level` (-1: the whole machine). */
-static int bisect_unit(bisect_t *bs, int *pts, int n, int level, int unit)
+static int bisect_unit(bisect_t *bs, int64_t *pts, int64_t n, int level, int unit)
 {
     const mpitopo_machine_t *m = bs->cm->m;
-    if (level == m->nlevels - 1) {
-        bs->leaf_of_proc[pts[0]] = unit;
+    if (level == bs->last) {
+        bs->unit_of[pts[0]] = unit;
         return MPITOPO_SUCCESS;
     }
     int child_level = level + 1;
@@ -266,7 +266,7 @@ static int bisect_unit(bisect_t *bs, int *pts, int n, int level, int unit)
         return MPITOPO_NOMEM("the unit capacities");
     int nchildren = 0;
     for (int k = a; k < b; k++) {
-        cap[k - a] = used_in(bs->cm, child_level, k);
+        cap[k - a] = capacity(bs, child_level, k);
         if (cap[k - a] > 0)
             nchildren = k - a + 1;
     }
@@ -275,19 +275,103 @@ static int bisect_unit(bisect_t *bs, int *pts, int n, int level, int unit)
     return rc;
 }
 
-static int map_bisect(const cart_map_t *cm, int *leaf_of_proc)
+/* Place every point of g on a used unit of level `last`. */
+static int bisect_grid(const cart_map_t *cm, const grid_t *g, int last, int *unit_of)
 {
-    size_t n = (size_t)(cm->nprocs > 0 ? cm->nprocs : 1);
-    int *pts = mpitopo__malloc_array(n, sizeof *pts);
-    bisect_t bs = {.cm = cm, .leaf_of_proc = leaf_of_proc, .keyed = mpitopo__malloc_array(n, sizeof *bs.keyed)};
+    size_t n = (size_t)(g->npoints > 0 ? g->npoints : 1);
+    int64_t *pts = mpitopo__malloc_array(n, sizeof *pts);
+    bisect_t bs = {.cm = cm, .g = g, .last = last, .unit_of = unit_of,
+                   .keyed = mpitopo__malloc_array(n, sizeof *bs.keyed)};
     int rc = pts && bs.keyed ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the point list");
-    for (int p = 0; rc == MPITOPO_SUCCESS && p < cm->nprocs; p++)
+    for (int64_t p = 0; rc == MPITOPO_SUCCESS && p < g->npoints; p++)
         pts[p] = p;
     if (rc == MPITOPO_SUCCESS)
-        rc = bisect_unit(&bs, pts, cm->nprocs, -1, 0);
+        rc = bisect_unit(&bs, pts, g->npoints, -1, 0);
     mpitopo__free(pts);
     mpitopo__free(bs.keyed);
     return rc;
+}
+
+static int map_bisect(const cart_map_t *cm, int *leaf_of_proc)
+{
+    grid_t g = {.ndims = cm->c->ndims, .npoints = cm->nprocs};
+    memcpy(g.dims, cm->c->dims, sizeof g.dims);
+    memcpy(g.weight, cm->dim_weight, sizeof g.weight);
+    return bisect_grid(cm, &g, cm->m->nlevels - 1, leaf_of_proc);
+}
+
+/* ---- the two combined -------------------------------------------------- */
+
+/*
+ * Nodes (and everything below) uniform, levels above not (a partial
+ * switch, say): the grid of node boxes is bisected over the levels above
+ * the node, and each node box is descended by the chain below it. The node
+ * level still gets its best box.
+ */
+static int map_node_boxes(const cart_map_t *cm, const long long *size, int *box, int *leaf_of_proc)
+{
+    const mpitopo__cart_t *c = cm->c;
+    int node = cm->m->node_level, nd = c->ndims;
+    const int *nb = box + (size_t)node * nd;
+    grid_t g = {.ndims = nd, .npoints = cm->nprocs / size[node]};
+    for (int i = 0; i < nd; i++) {
+        g.dims[i] = c->dims[i] / nb[i];
+        /* One cell's face across i holds prod(nb) / nb[i] points. */
+        g.weight[i] = cm->dim_weight[i] * ((double)size[node] / nb[i]);
+    }
+    int *node_of_cell = mpitopo__malloc_array((size_t)g.npoints, sizeof *node_of_cell);
+    if (!node_of_cell)
+        return MPITOPO_NOMEM("the node of every box");
+    int rc = bisect_grid(cm, &g, node, node_of_cell);
+    for (int64_t p = 0; rc == MPITOPO_SUCCESS && p < cm->nprocs; p++) {
+        int x[MPITOPO_MAX_DIMS], cell[MPITOPO_MAX_DIMS];
+        coords_in(c->dims, nd, p, x);
+        for (int i = 0; i < nd; i++)
+            cell[i] = x[i] / nb[i];
+        leaf_of_proc[p] = descend(cm, box, node, node_of_cell[index_in(g.dims, nd, cell)], x);
+    }
+    mpitopo__free(node_of_cell);
+    return rc;
+}
+
+/* Returns 1 and fills leaf_of_proc when the node level can be tiled by
+ * boxes, 0 when not, or a negative error. */
+static int map_boxes(const cart_map_t *cm, int *leaf_of_proc)
+{
+    const mpitopo_machine_t *m = cm->m;
+    long long size[MPITOPO_MAX_LEVELS];
+    int anchor = m->node_level >= 0 ? m->node_level : 0, nd = cm->c->ndims;
+    if (cm->nused != cm->nprocs || !uniform_sizes(cm, anchor, size))
+        return 0;
+    int all_uniform = uniform_sizes(cm, 0, size);
+    mpitopo__box_list_t nodes;
+    int rc = mpitopo__cart_boxes(cm->c, NULL, NULL, size[anchor], cm->weight, NODE_BOXES_TRIED, &nodes);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int *box = mpitopo__malloc_array((size_t)m->nlevels * (nd > 0 ? nd : 1), sizeof *box);
+    int found = box ? 0 : MPITOPO_NOMEM("the box chain");
+    /* The best node box whose chain below completes; the chain above too
+     * when the levels above are uniform, else bisection above the nodes. */
+    for (int k = 0; k < nodes.count && found == 0; k++) {
+        memcpy(box + (size_t)anchor * nd, nodes.boxes + (size_t)k * nd, (size_t)nd * sizeof *box);
+        if (all_uniform && (found = complete_chain(cm, size, 0, anchor, box)) == 0)
+            all_uniform = 0;
+        if (!all_uniform)
+            found = complete_chain(cm, size, anchor, anchor, box);
+    }
+    if (found == 1 && all_uniform) {
+        for (int p = 0; p < cm->nprocs; p++)
+            leaf_of_proc[p] = leaf_in_chain(cm, box, p);
+    } else if (found == 1) {
+        rc = map_node_boxes(cm, size, box, leaf_of_proc);
+        found = rc == MPITOPO_SUCCESS ? 1 : rc;
+    }
+    if (found == 1)
+        mpitopo__log(2, "cart mapper: node boxes of %lld processes%s", size[anchor],
+                     all_uniform ? "" : ", bisection above the nodes");
+    mpitopo__free(box);
+    mpitopo__box_list_free(&nodes);
+    return found;
 }
 
 /* ---- driver ------------------------------------------------------------ */
