@@ -1,0 +1,285 @@
+/*
+ * libmpitopo_shim, C bindings: an unmodified MPI program gets mpitopo's
+ * reordering by LD_PRELOADing (or linking, before the MPI library) this
+ * library. It defines
+ *
+ *   MPI_Cart_create  reorder != 0 on an intracommunicator without a
+ *                    topology: mpitopo_cart_create; otherwise (reorder == 0,
+ *                    a topology already on comm, an intercommunicator,
+ *                    MPI_COMM_NULL, ndims > MPITOPO_MAX_DIMS, MPI not
+ *                    initialized) PMPI_Cart_create, unchanged;
+ *   MPI_Cart_map     mpitopo_cart_map (same exceptions, except that a
+ *                    topology on comm is allowed), else PMPI_Cart_map;
+ *   MPI_Dims_create  MPI's own unless MPITOPO_DIMS asks otherwise.
+ *
+ * Environment, read once (at the first intercepted call):
+ *   MPITOPO_DISABLE=1        every call goes to MPI unchanged (any value but
+ *                            "" and "0" disables);
+ *   MPITOPO_DIMS=nodes       MPI_Dims_create is node-aware:
+ *                            mpitopo_comm_dims_create on MPI_COMM_WORLD when
+ *                            nnodes is its size (mpitopo_dims_create for
+ *                            other nnodes). Beware: MPI_Dims_create is
+ *                            local in MPI, but the first such call is
+ *                            collective over MPI_COMM_WORLD (node
+ *                            discovery), so every process must make it;
+ *   MPITOPO_DIMS=balanced    mpitopo_dims_create (local);
+ *   MPITOPO_DIMS unset, empty or "mpi": MPI's own (another value is
+ *                            reported once by world rank 0, then ignored);
+ *   MPITOPO_VERBOSE=1        print mpitopo's message with every error
+ *                            (2: also say why a call went to MPI unchanged).
+ * The library's own variables (MPITOPO_EMULATE, MPITOPO_NETWORK, ...) apply
+ * as usual.
+ *
+ * Errors: mpitopo's negative codes become an MPI error class
+ * (MPI_ERR_DIMS, MPI_ERR_ARG, MPI_ERR_NO_MEM, MPI_ERR_OTHER, ...) raised
+ * through the error handler of comm (of MPI_COMM_WORLD for
+ * MPI_Dims_create, as both Open MPI and MPICH do), so MPI_ERRORS_ARE_FATAL
+ * programs abort through MPI and MPI_ERRORS_RETURN programs get the class.
+ * Just before an abort, mpitopo's message is printed whatever
+ * MPITOPO_VERBOSE says. MPI's own error codes pass through unchanged (the
+ * failing PMPI call has reported them).
+ *
+ * The Fortran bindings are in shim_fortran.c. Inside, only PMPI_* and
+ * mpitopo_* are called, so the shim never calls itself.
+ */
+#include <mpi.h>
+#include <mpitopo.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/shim.h"
+
+enum shim_dims { DIMS_MPI, DIMS_NODES, DIMS_BALANCED };
+
+static struct shim_config {
+    int disabled;
+    enum shim_dims dims;
+    int verbose;
+    char bad_dims[64]; /* an MPITOPO_DIMS value that is none of the above */
+} config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static pthread_once_t bad_dims_once = PTHREAD_ONCE_INIT;
+
+static void config_read(void)
+{
+    const char *v = getenv("MPITOPO_DISABLE");
+    config.disabled = v && *v && strcmp(v, "0") != 0;
+
+    v = getenv("MPITOPO_VERBOSE");
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        config.verbose = (errno == 0 && *end == '\0' && n > 0 && n <= 100) ? (int)n : 0;
+    }
+
+    v = getenv("MPITOPO_DIMS");
+    if (!v || !*v || strcmp(v, "mpi") == 0)
+        config.dims = DIMS_MPI;
+    else if (strcmp(v, "nodes") == 0)
+        config.dims = DIMS_NODES;
+    else if (strcmp(v, "balanced") == 0)
+        config.dims = DIMS_BALANCED;
+    else
+        snprintf(config.bad_dims, sizeof config.bad_dims, "%s", v);
+}
+
+static const struct shim_config *shim_config(void)
+{
+    pthread_once(&config_once, config_read);
+    return &config;
+}
+
+/* World rank 0 says once that MPITOPO_DIMS was not understood, rather than
+ * silently ignoring it. */
+static void report_bad_dims(void)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr,
+                "mpitopo: MPITOPO_DIMS = \"%s\" is not nodes, balanced or mpi; "
+                "MPI_Dims_create stays MPI's own\n",
+                config.bad_dims);
+}
+
+static int mpi_is_running(void)
+{
+    int init = 0, fini = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fini);
+    return init && !fini;
+}
+
+/* Why a call goes to MPI unchanged, printed at MPITOPO_VERBOSE >= 2 by
+ * rank 0 of comm (of MPI_COMM_WORLD for MPI_COMM_NULL). Returns 0, for use
+ * in shim_takes. */
+static int passed_on(const char *func, MPI_Comm comm, const char *why)
+{
+    if (config.verbose >= 2) {
+        int rank = 0;
+        if (mpi_is_running())
+            PMPI_Comm_rank(comm != MPI_COMM_NULL ? comm : MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "mpitopo: %s: %s, calling MPI's own\n", func, why);
+    }
+    return 0;
+}
+
+/* Whether mpitopo handles a Cartesian call on comm. A communicator MPI
+ * should reject (MPI_COMM_NULL, an intercommunicator) goes to MPI, so that
+ * MPI reports its own error. */
+static int shim_takes(const char *func, MPI_Comm comm, int ndims, int topology_allowed)
+{
+    if (shim_config()->disabled)
+        return passed_on(func, comm, "MPITOPO_DISABLE is set");
+    if (!mpi_is_running())
+        return passed_on(func, comm, "MPI is not initialized");
+    if (comm == MPI_COMM_NULL)
+        return passed_on(func, comm, "comm is MPI_COMM_NULL");
+    if (ndims > MPITOPO_MAX_DIMS)
+        return passed_on(func, comm, "more dimensions than MPITOPO_MAX_DIMS");
+    int inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return passed_on(func, comm, "comm is an intercommunicator");
+    int topo = MPI_UNDEFINED;
+    if (!topology_allowed && (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo != MPI_UNDEFINED))
+        return passed_on(func, comm, "comm already has a topology");
+    return 1;
+}
+
+/* Whether an error raised on comm will end the program. */
+static int handler_aborts(MPI_Comm comm)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (PMPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS)
+        return 0;
+    int aborts = eh == MPI_ERRORS_ARE_FATAL;
+#ifdef MPI_ERRORS_ABORT
+    aborts = aborts || eh == MPI_ERRORS_ABORT;
+#endif
+    PMPI_Errhandler_free(&eh);
+    return aborts;
+}
+
+int mpitopo__shim_raise(const char *func, MPI_Comm comm, int mpi_class, const char *why)
+{
+    if (shim_config()->verbose >= 1 || handler_aborts(comm)) {
+        char text[MPI_MAX_ERROR_STRING] = "";
+        int len = 0;
+        PMPI_Error_string(mpi_class, text, &len);
+        fprintf(stderr, "mpitopo: %s fails with %s: %s\n", func, text, why);
+    }
+    PMPI_Comm_call_errhandler(comm, mpi_class);
+    return mpi_class;
+}
+
+/* What the MPI function returns for mpitopo's result rc. */
+static int shim_result(const char *func, MPI_Comm comm, int rc, int mpi_class)
+{
+    if (rc >= 0)
+        return rc;
+    return mpitopo__shim_raise(func, comm, mpi_class, mpitopo_last_error());
+}
+
+/* The MPI error class of a failed Cartesian call. mpitopo reports every
+ * bad argument as MPITOPO_ERR_ARG; MPI tells bad dimensions (MPI_ERR_DIMS)
+ * from other bad arguments, which the caller's arguments show. */
+static int cart_error_class(int rc, int ndims, const int dims[])
+{
+    switch (rc) {
+    case MPITOPO_ERR_NOMEM:
+        return MPI_ERR_NO_MEM;
+    case MPITOPO_ERR_UNSUPPORTED:
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    case MPITOPO_ERR_MISMATCH: /* arguments differ between processes */
+        return MPI_ERR_ARG;
+    case MPITOPO_ERR_ARG:
+        if (ndims < 0)
+            return MPI_ERR_DIMS;
+        for (int i = 0; dims && i < ndims; i++)
+            if (dims[i] < 1)
+                return MPI_ERR_DIMS;
+        return MPI_ERR_ARG;
+    default: /* a bad MPITOPO_EMULATE or MPITOPO_NETWORK, an internal error */
+        return MPI_ERR_OTHER;
+    }
+}
+
+static int dims_error_class(int rc)
+{
+    switch (rc) {
+    case MPITOPO_ERR_NOMEM:
+        return MPI_ERR_NO_MEM;
+    case MPITOPO_ERR_ARG:   /* nnodes < 1, ndims < 0, a negative entry */
+    case MPITOPO_ERR_RANGE: /* the fixed entries do not divide nnodes */
+        return MPI_ERR_DIMS;
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
+int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                              int reorder, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Cart_create";
+    if (!reorder || !shim_takes(func, comm, ndims, 0))
+        return PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+    int rc = mpitopo_cart_create(comm, ndims, dims, periods, reorder, newcomm);
+    return shim_result(func, comm, rc, cart_error_class(rc, ndims, dims));
+}
+
+int mpitopo__shim_cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                           int *newrank)
+{
+    static const char func[] = "MPI_Cart_map";
+    if (!shim_takes(func, comm, ndims, 1))
+        return PMPI_Cart_map(comm, ndims, dims, periods, newrank);
+    int rc = mpitopo_cart_map(comm, ndims, dims, periods, newrank);
+    return shim_result(func, comm, rc, cart_error_class(rc, ndims, dims));
+}
+
+int mpitopo__shim_dims_create(int nnodes, int ndims, int dims[])
+{
+    static const char func[] = "MPI_Dims_create";
+    const struct shim_config *c = shim_config();
+    if (c->bad_dims[0] && mpi_is_running())
+        pthread_once(&bad_dims_once, report_bad_dims);
+    if (c->disabled || c->dims == DIMS_MPI || ndims > MPITOPO_MAX_DIMS)
+        return PMPI_Dims_create(nnodes, ndims, dims);
+
+    int rc, world_size = -1;
+    if (c->dims == DIMS_NODES && mpi_is_running())
+        PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    if (nnodes == world_size)
+        rc = mpitopo_comm_dims_create(MPI_COMM_WORLD, ndims, dims);
+    else
+        rc = mpitopo_dims_create(nnodes, ndims, dims);
+    if (rc >= 0)
+        return rc;
+    if (!mpi_is_running()) /* no error handler to call yet */
+        return dims_error_class(rc);
+    return shim_result(func, MPI_COMM_WORLD, rc, dims_error_class(rc));
+}
+
+/* The C bindings. */
+
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart)
+{
+    return mpitopo__shim_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
+}
+
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+    return mpitopo__shim_cart_map(comm, ndims, dims, periods, newrank);
+}
+
+int MPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    return mpitopo__shim_dims_create(nnodes, ndims, dims);
+}

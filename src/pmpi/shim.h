@@ -1,0 +1,29 @@
+/* Internal to the shim (src/pmpi): the decisions shared by the C and the
+ * Fortran bindings. Each function takes the C binding's arguments and
+ * returns what the MPI function returns: MPI_SUCCESS, or an MPI error code
+ * after the error handler has been invoked as MPI would. Not exported from
+ * libmpitopo_shim. */
+#ifndef MPITOPO_SHIM_H
+#define MPITOPO_SHIM_H
+
+#include <mpi.h>
+
+#if defined(__GNUC__)
+#define MPITOPO_SHIM_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define MPITOPO_SHIM_HIDDEN
+#endif
+
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[],
+                                                  const int periods[], int reorder,
+                                                  MPI_Comm *newcomm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_cart_map(MPI_Comm comm, int ndims, const int dims[],
+                                               const int periods[], int *newrank);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_dims_create(int nnodes, int ndims, int dims[]);
+
+/* Report an error the shim itself found (e.g. out of memory converting
+ * Fortran arrays) through comm's error handler; returns mpi_class. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_raise(const char *func, MPI_Comm comm, int mpi_class,
+                                            const char *why);
+
+#endif /* MPITOPO_SHIM_H */

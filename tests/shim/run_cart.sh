@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Run one shim test: a plain MPI program, with or without the shim
+# preloaded, then check_cart on its output.
+#   run_cart.sh NAME EXPECT MAP NP PROGRAM [ARGS...]
+# From the environment (set by ctest):
+#   SHIM_FLAVOR    openmpi or mpich
+#   SHIM_MPIEXEC   the launcher
+#   SHIM_PRELOAD   libraries to preload into the MPI processes only (not into
+#                  the launcher), separated by ':'; empty for none
+#   SHIM_CHECK     the check_cart program
+# and the MPITOPO_* settings of the run.
+set -euo pipefail
+name=$1 expect=$2 map=$3 np=$4
+shift 4
+case $SHIM_FLAVOR in
+openmpi)
+    launch=("$SHIM_MPIEXEC" --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1
+        --mca btl self,vader)
+    [ -n "${SHIM_PRELOAD:-}" ] && launch+=(-x "LD_PRELOAD=$SHIM_PRELOAD")
+    ;;
+mpich)
+    launch=("$SHIM_MPIEXEC")
+    [ -n "${SHIM_PRELOAD:-}" ] && launch+=(-genv LD_PRELOAD "$SHIM_PRELOAD")
+    ;;
+*)
+    echo "FAIL $name: unknown SHIM_FLAVOR '$SHIM_FLAVOR'"
+    exit 1
+    ;;
+esac
+out=$("${launch[@]}" -n "$np" "$@") || {
+    status=$?
+    printf '%s\n' "$out"
+    echo "FAIL $name: the program exited with status $status"
+    exit 1
+}
+printf '%s\n' "$out"
+printf '%s\n' "$out" | "$SHIM_CHECK" "$name" "$expect" "$map"
