@@ -153,3 +153,101 @@ int *mt_world_ranks(MPI_Comm comm)
 {
     return mt_ranks_in(comm, MPI_COMM_WORLD);
 }
+
+int mt_cart_rank_of(int ndims, const int *dims, const int *periods, const int *coords)
+{
+    int r = 0;
+    for (int d = 0; d < ndims; d++) {
+        int c = coords[d];
+        if (c < 0 || c >= dims[d]) {
+            if (!periods[d])
+                return MPI_PROC_NULL;
+            c = ((c % dims[d]) + dims[d]) % dims[d];
+        }
+        r = r * dims[d] + c;
+    }
+    return r;
+}
+
+/* The shifts of the calling process by +-1 and +-2 along every dimension. */
+static int cart_check_shifts(MPI_Comm cart, int ndims, const int *dims, const int *periods,
+                             const int *mine, const char *label)
+{
+    static const int disps[] = {1, -1, 2, -2};
+    int c[MPITOPO_MAX_DIMS];
+    for (int d = 0; d < ndims; d++)
+        for (int k = 0; k < 4; k++) {
+            int src, dst, want_src, want_dst;
+            MPI_Cart_shift(cart, d, disps[k], &src, &dst);
+            memcpy(c, mine, (size_t)ndims * sizeof *c);
+            c[d] = mine[d] + disps[k];
+            want_dst = mt_cart_rank_of(ndims, dims, periods, c);
+            c[d] = mine[d] - disps[k];
+            want_src = mt_cart_rank_of(ndims, dims, periods, c);
+            if (!MT_CHECK(src == want_src && dst == want_dst,
+                          "%s: MPI_Cart_shift(dim %d, disp %d) gives source %d, dest %d; "
+                          "expected %d, %d", label, d, disps[k], src, dst, want_src, want_dst))
+                return 0;
+        }
+    return 1;
+}
+
+int mt_cart_check(MPI_Comm cart, int ndims, const int *dims, const int *periods,
+                  const char *label)
+{
+    int status = MPI_UNDEFINED, nd = -1, size, rank, prod = 1;
+    int gd[MPITOPO_MAX_DIMS + 1], gp[MPITOPO_MAX_DIMS + 1], mine[MPITOPO_MAX_DIMS + 1];
+    int c[MPITOPO_MAX_DIMS + 1], want[MPITOPO_MAX_DIMS + 1];
+    if (!MT_CHECK(cart != MPI_COMM_NULL, "%s: MPI_COMM_NULL", label))
+        return 0;
+    MPI_Topo_test(cart, &status);
+    if (!MT_CHECK(status == MPI_CART, "%s: MPI_Topo_test gives %d, not MPI_CART (%d)", label,
+                  status, MPI_CART))
+        return 0;
+    MPI_Cartdim_get(cart, &nd);
+    if (!MT_CHECK(nd == ndims, "%s: MPI_Cartdim_get gives %d dimensions, expected %d", label,
+                  nd, ndims))
+        return 0;
+    for (int d = 0; d < ndims; d++)
+        prod *= dims[d];
+    MPI_Comm_size(cart, &size);
+    MPI_Comm_rank(cart, &rank);
+    if (!MT_CHECK(size == prod, "%s: %d processes, expected prod(dims) = %d", label, size, prod))
+        return 0;
+    MPI_Cart_get(cart, ndims, gd, gp, mine);
+    for (int d = 0; d < ndims; d++)
+        if (!MT_CHECK(gd[d] == dims[d] && !gp[d] == !periods[d],
+                      "%s: MPI_Cart_get gives dims[%d] = %d, periods[%d] = %d; expected %d, %d",
+                      label, d, gd[d], d, gp[d], dims[d], periods[d]))
+            return 0;
+    /* Every rank's coordinates are its row-major position, and back. */
+    for (int r = 0; r < size; r++) {
+        int back = -1, rem = r;
+        MPI_Cart_coords(cart, r, ndims, c);
+        for (int d = ndims - 1; d >= 0; d--) {
+            want[d] = rem % dims[d];
+            rem /= dims[d];
+        }
+        MPI_Cart_rank(cart, c, &back);
+        if (!MT_CHECK(!memcmp(c, want, (size_t)ndims * sizeof *c) && back == r,
+                      "%s: rank %d has coordinates not row-major, or MPI_Cart_rank gives %d",
+                      label, r, back))
+            return 0;
+        if (r == rank && !MT_CHECK(!memcmp(c, mine, (size_t)ndims * sizeof *c),
+                                   "%s: MPI_Cart_get and MPI_Cart_coords disagree", label))
+            return 0;
+    }
+    /* MPI_Cart_rank wraps coordinates in periodic dimensions. */
+    for (int d = 0; d < ndims; d++) {
+        if (!periods[d])
+            continue;
+        int back = -1;
+        memcpy(c, mine, (size_t)ndims * sizeof *c);
+        c[d] = mine[d] - dims[d];
+        MPI_Cart_rank(cart, c, &back);
+        if (!MT_CHECK(back == rank, "%s: MPI_Cart_rank of wrapped coordinate in dim %d gives "
+                                    "%d, expected %d", label, d, back, rank))
+            return 0;
+    }
+    return cart_check_shifts(cart, ndims, dims, periods, mine, label);
+}

@@ -58,4 +58,18 @@ int *mt_world_ranks(MPI_Comm comm);
 /* The rank in comm of every member of sub (malloc'ed, sub's size entries). */
 int *mt_ranks_in(MPI_Comm sub, MPI_Comm comm);
 
+/* Check on the calling process that cart is a Cartesian communicator of
+ * ndims dimensions with these dims and periods (non-zero = periodic):
+ * MPI_Topo_test, MPI_Cartdim_get, MPI_Cart_get, size prod(dims), row-major
+ * MPI_Cart_coords / MPI_Cart_rank round trip for every rank (and wrapped
+ * coordinates in periodic dimensions), MPI_Cart_shift by +-1 and +-2 in every
+ * dimension (wrap, MPI_PROC_NULL at open borders). Local. Returns 1 when
+ * everything holds; failures are recorded with label. */
+int mt_cart_check(MPI_Comm cart, int ndims, const int *dims, const int *periods,
+                  const char *label);
+
+/* Row-major rank of coords in a dims grid; coordinates outside the grid
+ * wrap in periodic dimensions and give MPI_PROC_NULL in open ones. */
+int mt_cart_rank_of(int ndims, const int *dims, const int *periods, const int *coords);
+
 #endif
