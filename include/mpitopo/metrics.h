@@ -78,11 +78,13 @@ int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern
                          const int *leaf_of_proc, mpitopo_weight_t weight, double *cost);
 
 /*
- * Best-box lower bound on off-node traffic of a Cartesian pattern when every
+ * Best-box bound on off-node traffic of a Cartesian pattern when every
  * compute node holds procs_per_node processes: the minimum, over all box
  * shapes b with prod(b) = procs_per_node and b_i dividing dims_i, of the
  * traffic crossing node boundaries when the grid is tiled by such boxes.
- * This is what a node-aware Cartesian mapping can reach; found = 0 when no
+ * This is what a node-aware Cartesian mapping of boxes can reach, a lower
+ * bound over box tilings only: other shapes (a 3x4 open grid in nodes of 4
+ * split into 1.5-wide strips, say) can do better. found = 0 when no
  * such tiling exists (a prime factor of procs_per_node divides no remaining
  * dimension, or prod(dims) is not a multiple of procs_per_node), and also
  * when there are more than a million box shapes to try (grids of very many

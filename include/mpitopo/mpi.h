@@ -113,7 +113,9 @@ int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **
  * split in the new order, then PMPI_Cart_create is called with reorder = 0.
  * reorder == 0 is exactly PMPI_Cart_create. When prod(dims) < size, the
  * processes left out get MPI_COMM_NULL; with reorder they are chosen so
- * that whole nodes stay in. ndims == 0 gives a communicator of one process
+ * that whole nodes stay in (nodes whose sizes add up to prod(dims) when
+ * some do), unless the original order is kept by the never-worse guard:
+ * then, as with PMPI_Cart_create, ranks prod(dims) and up are left out. ndims == 0 gives a communicator of one process
  * (MPI-3 semantics): that of rank 0 with reorder == 0.
  *
  * Collective over comm. The machine is cached on comm (first call:
@@ -122,7 +124,8 @@ int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **
  * rank 0 prints one line per creation, e.g.
  *   mpitopo: cart 128x128 on 1024 nodes x 16: off-node partners avg 2.12 -> 1.00
  * With MPITOPO_CHECK_ARGS=1 (default in debug builds) the arguments are
- * compared across processes and a difference is reported with the rank.
+ * compared across processes and a difference is reported with the rank,
+ * the argument and both values.
  * Errors (every process returns one): MPITOPO_ERR_ARG for ndims < 0 or >
  * MPITOPO_MAX_DIMS, NULL arrays with ndims > 0, a dims entry < 1,
  * prod(dims) > size, newcomm NULL, an intercommunicator or MPI_COMM_NULL,

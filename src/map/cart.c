@@ -374,6 +374,100 @@ static int map_boxes(const cart_map_t *cm, int *leaf_of_proc)
     return found;
 }
 
+/* ---- fewer points than leaves ----------------------------------------- */
+
+/* Largest table of the node subset sum, in bits. */
+#define SUBSET_BITS (1L << 27)
+
+/*
+ * Nodes whose sizes add up to exactly nprocs, the earliest ones first
+ * (subset sum, then a greedy walk from node 0), so that a grid smaller than
+ * the machine leaves no node split. chosen[u] = 1 for the nodes taken.
+ * Returns 1 when such a set exists and is not simply the first nodes.
+ */
+static int whole_nodes(const mpitopo_machine_t *m, int nprocs, unsigned char *chosen, int *error)
+{
+    int lvl = m->node_level, n = m->nunits[lvl];
+    const int *first = m->first[lvl];
+    int prefix = 0;
+    for (int u = 0; u < n && first[u + 1] <= nprocs; u++)
+        prefix = first[u + 1];
+    if (prefix == nprocs || (long)n * (nprocs + 1) > SUBSET_BITS)
+        return 0;
+    /* can[u][t]: nodes u..n-1 can make t processes. */
+    size_t row = (size_t)nprocs + 1;
+    unsigned char *can = mpitopo__calloc((size_t)(n + 1) * row, 1);
+    if (!can) {
+        *error = MPITOPO_NOMEM("the node subset table");
+        return 0;
+    }
+    can[(size_t)n * row] = 1;
+    for (int u = n - 1; u >= 0; u--) {
+        int s = first[u + 1] - first[u];
+        for (int t = 0; t <= nprocs; t++)
+            can[u * row + t] = can[(u + 1) * row + t] || (t >= s && can[(u + 1) * row + t - s]);
+    }
+    int found = can[nprocs];
+    for (int u = 0, t = nprocs; found && u < n; u++) {
+        int s = first[u + 1] - first[u];
+        chosen[u] = t >= s && can[(u + 1) * row + t - s];
+        t -= chosen[u] ? s : 0;
+    }
+    mpitopo__free(can);
+    return found;
+}
+
+/* The machine restricted to the chosen nodes; orig[leaf of sub] = leaf of m. */
+static int restrict_to(const mpitopo_machine_t *m, const unsigned char *chosen, int nprocs,
+                       mpitopo_machine_t **sub, int **orig)
+{
+    int nl = m->nlevels, k = 0;
+    int *paths = mpitopo__malloc_array((size_t)nprocs * nl, sizeof *paths);
+    int *leaves = mpitopo__malloc_array((size_t)nprocs, sizeof *leaves);
+    int *entry_leaf = mpitopo__malloc_array((size_t)nprocs, sizeof *entry_leaf);
+    *orig = mpitopo__malloc_array((size_t)nprocs, sizeof **orig);
+    int rc = paths && leaves && entry_leaf && *orig ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the chosen nodes");
+    const char *names[MPITOPO_MAX_LEVELS];
+    for (int l = 0; l < nl; l++)
+        names[l] = m->name[l];
+    for (int leaf = 0; rc == MPITOPO_SUCCESS && leaf < m->nleaves; leaf++) {
+        if (!chosen[m->unit[m->node_level][leaf]])
+            continue;
+        for (int l = 0; l < nl; l++)
+            paths[(size_t)k * nl + l] = m->unit[l][leaf];
+        leaves[k++] = leaf;
+    }
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_machine_from_paths(nl, names, m->cost, nprocs, paths, sub, entry_leaf);
+    for (int e = 0; rc == MPITOPO_SUCCESS && e < nprocs; e++)
+        (*orig)[entry_leaf[e]] = leaves[e];
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__free(*orig);
+        *orig = NULL;
+    }
+    mpitopo__free(paths);
+    mpitopo__free(leaves);
+    mpitopo__free(entry_leaf);
+    return rc;
+}
+
+/* *sub: NULL when the first nprocs leaves are the ones to use. */
+static int choose_leaves(const mpitopo_machine_t *m, int nprocs, mpitopo_machine_t **sub, int **orig)
+{
+    *sub = NULL;
+    *orig = NULL;
+    if (nprocs >= m->nleaves || m->node_level < 0)
+        return MPITOPO_SUCCESS;
+    unsigned char *chosen = mpitopo__calloc((size_t)m->nunits[m->node_level], 1);
+    if (!chosen)
+        return MPITOPO_NOMEM("the chosen nodes");
+    int rc = MPITOPO_SUCCESS;
+    if (whole_nodes(m, nprocs, chosen, &rc))
+        rc = restrict_to(m, chosen, nprocs, sub, orig);
+    mpitopo__free(chosen);
+    return rc;
+}
+
 /* ---- driver ------------------------------------------------------------ */
 
 static void stencil_weights(cart_map_t *cm)
@@ -417,15 +511,25 @@ int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t 
     if (!pattern->cart)
         return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: mapper 'cart' needs a Cartesian pattern "
                                                "(made by mpitopo_pattern_cart or a cart: description)");
-    cart_map_t cm = {.m = machine, .c = pattern->cart, .weight = options->weight, .nprocs = pattern->nprocs,
-                     .nused = pattern->nprocs};
+    mpitopo_machine_t *sub = NULL;
+    int *orig = NULL;
+    int rc = choose_leaves(machine, pattern->nprocs, &sub, &orig);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    cart_map_t cm = {.m = sub ? sub : machine, .c = pattern->cart, .weight = options->weight,
+                     .nprocs = pattern->nprocs, .nused = pattern->nprocs};
     stencil_weights(&cm);
-    int rc = map_boxes(&cm, leaf_of_proc);
+    rc = map_boxes(&cm, leaf_of_proc);
     if (rc == 0)
         rc = map_bisect(&cm, leaf_of_proc);
     else if (rc == 1)
         rc = MPITOPO_SUCCESS;
+    for (int p = 0; sub && rc == MPITOPO_SUCCESS && p < cm.nprocs; p++)
+        leaf_of_proc[p] = orig[leaf_of_proc[p]];
+    cm.m = machine;
     if (rc == MPITOPO_SUCCESS)
         rc = keep_cheaper(&cm, pattern, options, leaf_of_proc);
+    mpitopo_machine_destroy(&sub);
+    mpitopo__free(orig);
     return rc;
 }

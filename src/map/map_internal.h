@@ -27,6 +27,10 @@ int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_
 int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 
+/* Check a mapper spec ("name" or "name:args") by running it on one
+ * process; the error of mpitopo_map when it is bad. */
+int mpitopo__map_check_spec(const char *spec);
+
 /* Placements shared by the baseline mappers and mpitopo_placement. */
 int mpitopo__place_block(const mpitopo_machine_t *machine, int nprocs, int *leaf_of_proc);
 int mpitopo__place_rr(const mpitopo_machine_t *machine, int nprocs, int *leaf_of_proc);

@@ -177,3 +177,21 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
         *kept_launch = kept;
     return rc;
 }
+
+/* A mapper's arguments are checked by the mapper itself, so the one way to
+ * check a spec without a real problem is to run it on the smallest one:
+ * one process, one leaf. Callers that take a spec long before mapping (an
+ * info key) use this to report a bad one as theirs. */
+int mpitopo__map_check_spec(const char *spec)
+{
+    mpitopo_machine_t *m = NULL;
+    mpitopo_pattern_t *p = NULL;
+    int leaf, rc = mpitopo_machine_from_string("node:1 core:1", &m);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_pattern_from_string("cart:1", &p);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_map(spec, m, p, NULL, &leaf, NULL);
+    mpitopo_pattern_destroy(&p);
+    mpitopo_machine_destroy(&m);
+    return rc;
+}

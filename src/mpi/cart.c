@@ -9,6 +9,7 @@
  * prod(dims) processes and fail too, so no extra collective is needed to
  * agree on errors.
  */
+#include "map/map_internal.h"
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
@@ -28,8 +29,10 @@ typedef struct cart_request {
     int reorder;
     int nprocs; /* prod(dims) */
     char stencil[256];
+    int stencil_from_info; /* whether the stencil came from the info key */
     char mapper[64];
     mpitopo_weight_t weight;
+    int report; /* print the verbose line (creation, not cart_map) */
 } cart_request_t;
 
 /* ---- validation -------------------------------------------------------- */
@@ -108,11 +111,34 @@ static void pack_record(const cart_request_t *r, int valid, int *rec)
     }
 }
 
+/* What differs between two records, e.g. "dims[1] = 4 (process 0: 2)". */
+static void describe_difference(const int *mine, const int *root, char *out, size_t len)
+{
+    static const char *const head[] = {"arguments valid", "ndims", "reorder", "stencil, mapper or weights"};
+    for (int k = 0; k < RECORD_LEN; k++) {
+        if (mine[k] == root[k])
+            continue;
+        if (k == 0)
+            snprintf(out, len, "its arguments are %s", mine[0] ? "valid but process 0's are not" : "invalid");
+        else if (k == 3)
+            snprintf(out, len, "the %s differ", head[k]);
+        else if (k < 4)
+            snprintf(out, len, "%s = %d (process 0: %d)", head[k], mine[k], root[k]);
+        else
+            snprintf(out, len, "%s[%d] = %d (process 0: %d)", k < 4 + MPITOPO_MAX_DIMS ? "dims" : "periods",
+                     (k - 4) % MPITOPO_MAX_DIMS, mine[k], root[k]);
+        return;
+    }
+    snprintf(out, len, "nothing");
+}
+
 /*
  * Debug check (STYLE.md): compare every process's arguments with rank 0's
- * and name the lowest rank that differs. Collective: one broadcast, one
- * allreduce. `local` is this process's validation result, so that invalid
- * arguments on some processes only are reported as a mismatch everywhere.
+ * and name the lowest rank that differs, the argument and both values.
+ * Collective: one broadcast and one allreduce, plus one broadcast of the
+ * description when something differs. `local` is this process's validation
+ * result, so that arguments invalid on some processes only are reported as
+ * a mismatch everywhere.
  */
 static int agree_on_args(const cart_request_t *r, int local)
 {
@@ -127,10 +153,14 @@ static int agree_on_args(const cart_request_t *r, int local)
         return rc;
     if (first == INT_MAX)
         return local;
+    char what[128] = "";
+    if (first == r->rank)
+        describe_difference(mine, root, what, sizeof what);
+    if ((rc = PMPI_Bcast(what, sizeof what, MPI_CHAR, first, r->comm)) != MPI_SUCCESS)
+        return rc;
+    what[sizeof what - 1] = '\0';
     return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
-                             "the arguments of process %d (ndims, dims, periods, reorder, stencil or info) "
-                             "differ from those of process 0%s",
-                             first, local != MPITOPO_SUCCESS && first == r->rank ? " and are invalid" : "");
+                             "the arguments differ between processes: on process %d, %s", first, what);
 }
 
 /* ---- info keys --------------------------------------------------------- */
@@ -155,7 +185,9 @@ static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
         return rc;
     if (found)
         snprintf(r->stencil, sizeof r->stencil, "%s", v);
+    r->stencil_from_info = found;
     if (stencil && *stencil) {
+        r->stencil_from_info = 0;
         if (strlen(stencil) >= sizeof r->stencil)
             return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "stencil is longer than %zu characters",
                                      sizeof r->stencil - 1);
@@ -164,11 +196,12 @@ static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
     if ((rc = info_get(info, "mpitopo_mapper", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found) {
-        const mpitopo_mapper_t *m;
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(v, ":"), v);
-        if (strlen(v) >= sizeof r->mapper || mpitopo_mapper_find(name, &m) != MPITOPO_SUCCESS)
-            return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func, "info mpitopo_mapper = \"%s\": no such mapper", v);
+        if (strlen(v) >= sizeof r->mapper)
+            return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func, "info mpitopo_mapper = \"%.64s...\": too long", v);
+        if ((rc = mpitopo__map_check_spec(v)) == MPITOPO_ERR_NOMEM)
+            return rc;
+        if (rc != MPITOPO_SUCCESS)
+            return mpitopo__error_restate(MPITOPO_ERR_PARSE, r->func, "info mpitopo_mapper = \"%s\"", v);
         snprintf(r->mapper, sizeof r->mapper, "%s", v);
     }
     if ((rc = info_get(info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
@@ -208,7 +241,8 @@ static int grid_pattern(const cart_request_t *r, mpitopo_pattern_t **pattern)
     int rc = mpitopo_pattern_from_string(desc, pattern);
     mpitopo__free(desc);
     if (rc != MPITOPO_SUCCESS)
-        return mpitopo__error_restate(rc, r->func, "stencil = \"%s\"", r->stencil);
+        return mpitopo__error_restate(rc, r->func, "%s = \"%s\"",
+                                      r->stencil_from_info ? "info mpitopo_stencil" : "stencil", r->stencil);
     return MPITOPO_SUCCESS;
 }
 
@@ -217,7 +251,7 @@ static int grid_pattern(const cart_request_t *r, mpitopo_pattern_t **pattern)
 static void report(const cart_request_t *r, const mpitopo_nodeinfo_t *ni, const mpitopo_machine_t *m,
                    const mpitopo_pattern_t *pattern, const int *launch, const int *mapped, int kept)
 {
-    if (r->rank != 0 || mpitopo__verbose() < 1)
+    if (!r->report || r->rank != 0 || mpitopo__verbose() < 1)
         return;
     mpitopo_metrics_t before, after;
     if (mpitopo_metrics_compute(m, pattern, launch, r->weight, &before) != MPITOPO_SUCCESS ||
@@ -338,7 +372,7 @@ int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[], const int 
                           const char *stencil, MPI_Info info, MPI_Comm *newcomm)
 {
     cart_request_t r = {.func = __func__, .comm = comm, .ndims = ndims, .dims = dims, .periods = periods,
-                        .reorder = reorder};
+                        .reorder = reorder, .report = 1};
     return mpitopo__mpi_result(__func__, cart_create_impl(&r, stencil, info, newcomm));
 }
 
@@ -346,7 +380,7 @@ int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int pe
                         MPI_Comm *newcomm)
 {
     cart_request_t r = {.func = __func__, .comm = comm, .ndims = ndims, .dims = dims, .periods = periods,
-                        .reorder = reorder};
+                        .reorder = reorder, .report = 1};
     return mpitopo__mpi_result(__func__, cart_create_impl(&r, NULL, MPI_INFO_NULL, newcomm));
 }
 
