@@ -18,6 +18,7 @@ static const char *main_help =
     "commands:\n"
     "  eval      print the metrics of one or more mappers side by side\n"
     "  mappers   list the available mappers\n"
+    "  dims      Cartesian dimensions for N processes, balanced or node-aware\n"
     "  version   print the version of mpitopo\n"
     "  help [COMMAND]   this text, or the help of COMMAND\n"
     "\n"
@@ -109,7 +110,7 @@ static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "mpitopo: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nRun 'mpitopo eval --help' for the options.\n");
+    fprintf(stderr, "\nRun 'mpitopo help' for the commands and their options.\n");
     return 1;
 }
 
@@ -474,8 +475,71 @@ static int cmd_mappers(int argc, char **argv)
     return 0;
 }
 
+static const char *dims_help =
+    "usage: mpitopo dims NPROCS D0,D1,... [--ppn N]\n"
+    "\n"
+    "Fills the 0 entries of the dimension list as MPI_Dims_create should\n"
+    "(most balanced, non-increasing; non-zero entries kept), e.g.\n"
+    "'mpitopo dims 576 0,0,0'. With --ppn N (processes per node), chooses the\n"
+    "dimensions whose best node box cuts the fewest edges of a radius-1 star\n"
+    "among those at most twice as unbalanced, and prints the box:\n"
+    "'mpitopo dims 576 0,0,0 --ppn 36' gives 12x8x6.\n";
+
+/* An integer in [lo, 2^31-1] filling s[0..len); 0 on success. */
+static int parse_int(const char *s, size_t len, long long lo, long long *out)
+{
+    char buf[32], *end;
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    *out = strtoll(buf, &end, 10);
+    return *end || errno || *out < lo || *out > INT32_MAX ? -1 : 0;
+}
+
+/* mpitopo dims NPROCS LIST [--ppn N] */
+static int cmd_dims(int argc, char **argv)
+{
+    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        fputs(dims_help, stdout);
+        return 0;
+    }
+    long long nprocs, ppn = 0, v;
+    int dims[MPITOPO_MAX_DIMS], box[MPITOPO_MAX_DIMS], ndims = 0;
+    if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--ppn")))
+        return usage_error("%s", "expected NPROCS D0,D1,... [--ppn N] (see 'mpitopo dims --help')");
+    if (parse_int(argv[0], strlen(argv[0]), 1, &nprocs))
+        return usage_error("NPROCS '%s': expected an integer in [1, 2^31-1]", argv[0]);
+    if (argc == 4 && parse_int(argv[3], strlen(argv[3]), 1, &ppn))
+        return usage_error("--ppn '%s': expected an integer in [1, 2^31-1]", argv[3]);
+    for (const char *p = argv[1]; *p; ndims++) {
+        size_t len = strcspn(p, ",x");
+        if (ndims == MPITOPO_MAX_DIMS || parse_int(p, len, 0, &v))
+            return usage_error("dimension list '%s': expected up to 32 non-negative integers separated by commas",
+                               argv[1]);
+        dims[ndims] = (int)v;
+        p += len + (p[len] != '\0');
+    }
+    int rc = ppn ? mpitopo_dims_create_nodes((int)nprocs, (int)ppn, ndims, dims, NULL, box)
+                 : mpitopo_dims_create((int)nprocs, ndims, dims);
+    if (rc != MPITOPO_SUCCESS)
+        return fail("dims", rc);
+    for (int i = 0; i < ndims; i++)
+        printf("%s%d", i ? "x" : "", dims[i]);
+    if (ppn && box[0] > 0) {
+        printf("   node box ");
+        for (int i = 0; i < ndims; i++)
+            printf("%s%d", i ? "x" : "", box[i]);
+    }
+    printf("\n");
+    return 0;
+}
+
 static const char *help_of(const char *cmd)
 {
+    if (!strcmp(cmd, "dims"))
+        return dims_help;
     if (!strcmp(cmd, "eval"))
         return eval_help;
     if (!strcmp(cmd, "mappers"))
@@ -505,6 +569,8 @@ int main(int argc, char **argv)
         return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "mappers"))
         return cmd_mappers(argc - 2, argv + 2);
+    if (!strcmp(cmd, "dims"))
+        return cmd_dims(argc - 2, argv + 2);
     if (!strcmp(cmd, "version")) {
         if (argc > 2) {
             fputs(version_help, stdout);

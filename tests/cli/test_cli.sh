@@ -28,6 +28,25 @@ expect_in table3-3d "4 / 5 / 4.12"
 expect_in table3-3d "1 / 2 / 1.88"
 expect_in table3-3d "off-node partners avg 2.50"
 
+# The node-aware rows of Table 3 as an actual mapping, from block and rr launches.
+check table3-cart "$cli" eval --machine "node:1024 core:16" --pattern cart:128x128 --mapper identity,cart
+expect_in table3-cart "2 / 3 / 2.12           0 / 2 / 1.00"
+check table3-cart-3d "$cli" eval --machine "node:1024 core:16" --pattern cart:16x32x32 --placement rr --mapper cart
+expect_in table3-cart-3d "2 / 3 / 2.50"
+# Without --mapper, cart runs only on Cartesian patterns.
+check default-mappers "$cli" eval --machine "node:4 core:4" --pattern ring:16:4
+if grep -q "cart" <<<"$out"; then echo "FAIL default-mappers: cart listed for a ring"; failures=$((failures + 1)); fi
+
+# Dimensions: MPI_Dims_create's answer, and the node-aware one of Gropp's example.
+check dims "$cli" dims 576 0,0,0
+expect_in dims "9x8x8"
+check dims-nodes "$cli" dims 576 0,0,0 --ppn 36
+expect_in dims-nodes "12x8x6"
+check dims-fixed "$cli" dims 2147483646 0,3
+expect_in dims-fixed "715827882x3"
+expect_error dims-impossible "multiply to 5, which does not divide nprocs = 12" "$cli" dims 12 0,5
+expect_error dims-list "dimension list 'x'" "$cli" dims 12 x
+
 # JSON carries the required fields; parse it with python when present.
 check json "$cli" eval --machine "node:1024 core:16" --pattern cart:128x128 --mapper identity,rr --json
 if command -v python3 >/dev/null; then
