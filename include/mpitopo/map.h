@@ -98,12 +98,15 @@ int mpitopo_dims_create(int nprocs, int ndims, int *dims);
  * the given periods (NULL: all periodic). Only factorisations at most twice
  * as unbalanced (max/min of the filled entries) as the most balanced one are
  * considered, so the grid stays usable for the application; ties go to the
- * more balanced. 576 processes, 36 per node, 3-D: 12x8x6 (node box
- * 3x4x3), where MPI gives 9x8x8. node_box (ndims entries, may be NULL)
- * receives the box. When procs_per_node does not divide nprocs or no box
- * exists, the result is mpitopo_dims_create's and node_box is all zeros.
+ * more balanced (then lexicographically smaller). 576 processes, 36 per
+ * node, 3-D: 12x8x6 where MPI gives 9x8x8, with node box 3x2x6 when all
+ * dimensions are periodic (a box spanning a periodic dimension cuts nothing
+ * there) and 3x4x3 when they are open. node_box (ndims entries, may be
+ * NULL) receives the box. When procs_per_node does not divide nprocs the
+ * result is mpitopo_dims_create's and node_box is all zeros (when it
+ * divides, a box always exists).
  * Errors: those of mpitopo_dims_create; MPITOPO_ERR_ARG for
- * procs_per_node < 1.
+ * procs_per_node < 1; MPITOPO_ERR_NOMEM (one work area of about 60 KB).
  */
 int mpitopo_dims_create_nodes(int nprocs, int procs_per_node, int ndims, int *dims,
                               const int *periods, int *node_box);

@@ -19,8 +19,11 @@
  * (a_1 / a_k) as the most balanced one by the cut of its best node box,
  * computed in closed form (no pattern is built), and keeps the least cut,
  * ties to the more balanced in the order above. It shares the search tree
- * and carries the box programme down it (see below); a few milliseconds in
- * general, tens on the hardest inputs with 20 or more free entries.
+ * and carries the box programme down it (see below). Measured over 24000
+ * nprocs up to 2^31 - 1 (highly composite ones included): at most 3 ms
+ * with up to 4 free entries, 7 ms with up to 8; up to about 65 ms with
+ * 9 to 32 free entries, nprocs near 2^31 with many divisors and nodes of
+ * about sqrt(nprocs) processes.
  */
 #include "core/internal.h"
 
