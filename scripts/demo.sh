@@ -57,5 +57,14 @@ section "5. Table 3, 3-D: 16x32x32 halo, 1024 nodes x 16 processes" \
 a node half a line of 32, as the paper's figures imply.)"
 "$cli" eval --machine "node:1024 core:16" --pattern cart:16x32x32 --mapper identity
 
-printf '\nNext: reordering mappers (node-aware Cartesian, tree) will fill the gap to the bound.\n'
-printf 'More: %s eval --help\n' "$cli"
+
+section "6. The halo exchange itself: MPI_COMM_WORLD vs MPI_Cart_create vs mpitopo_cart_create" \
+"bench/halo (Gropp's ncartperf) on 32 Open MPI ranks, this machine emulated as
+\"node:4 core:8\" with ranks dealt round-robin (rr). The partner table is what each
+communicator costs on that cluster; the times are real but measured on one box,
+where every message is shared memory, so expect no speed-up here (on real nodes
+see bench/RESULTS.md: halo_netns.sh and the SimGrid runs)."
+MPITOPO_EMULATE="node:4 core:8" MPITOPO_EMULATE_PLACEMENT=rr \
+  mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -n 32 \
+  "$build/bench/halo" -d 2 -L 8,65536 -r 2 -i 4
+printf '\nMore: %s eval --help, %s dims --help; benchmarks: bench/README.md\n' "$cli" "$cli"

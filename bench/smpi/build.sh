@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Build mpitopo's library sources and bench/halo.c with SimGrid's smpicc, so
+# the halo benchmark runs on a simulated cluster (bench/smpi/run.sh).
+#
+#   bench/smpi/build.sh [OUTDIR]        (default build/smpi; gives OUTDIR/halo)
+#
+# The library is compiled into the executable (no libmpitopo.so): SMPI
+# privatizes the globals of the executable per simulated rank, so each rank
+# has its own node-information cache, emulation state and error message.
+# MPITOPO_SMPI selects the shims of src/mpi/smpi_compat.h; nothing else
+# differs from the CMake build. Warnings are errors, as in the CMake build.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$root/build/smpi}
+command -v smpicc >/dev/null || { echo "build.sh: smpicc not found (apt-get install libsimgrid-dev)" >&2; exit 1; }
+mkdir -p "$out/include/mpitopo" "$out/obj"
+
+# version.h, as CMake's configure_file makes it.
+version=$(sed -n 's/^project(mpitopo VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+IFS=. read -r major minor patch <<<"$version"
+sed -e "s/@PROJECT_VERSION_MAJOR@/$major/" -e "s/@PROJECT_VERSION_MINOR@/$minor/" \
+    -e "s/@PROJECT_VERSION_PATCH@/$patch/" -e "s/@PROJECT_VERSION@/$version/" \
+    "$root/include/mpitopo/version.h.in" >"$out/include/mpitopo/version.h.new"
+cmp -s "$out/include/mpitopo/version.h.new" "$out/include/mpitopo/version.h" 2>/dev/null ||
+  mv "$out/include/mpitopo/version.h.new" "$out/include/mpitopo/version.h"
+rm -f "$out/include/mpitopo/version.h.new"
+
+# GCC 12 reports false stringop warnings inside MPI headers (see
+# mpitopo_mpi_target in CMakeLists.txt).
+flags=(-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+       -Wno-stringop-overflow -Wno-stringop-overread -DMPITOPO_SMPI
+       -I"$root/include" -I"$out/include")
+read -r -a hwloc_cflags <<<"$(pkg-config --cflags hwloc)"
+read -r -a hwloc_libs <<<"$(pkg-config --libs hwloc)"
+
+objs=()
+pids=()
+compile() { # SRC OBJ EXTRA-FLAGS...
+  local src=$1 obj=$2
+  shift 2
+  if [[ ! -e $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" -name '*.h' -newer "$obj" -print -quit) ]]; then
+    smpicc "${flags[@]}" "$@" -c "$src" -o "$obj"
+  fi
+}
+jobs=$(nproc 2>/dev/null || echo 2)
+for src in "$root"/src/{core,machine,pattern,map,metrics,mpi,coll}/*.c; do
+  [[ -e $src ]] || continue
+  rel=${src#"$root"/src/}
+  obj=$out/obj/${rel//\//_}.o
+  objs+=("$obj")
+  compile "$src" "$obj" -DMPITOPO_BUILDING -I"$root/src" "${hwloc_cflags[@]}" &
+  pids+=($!)
+  if ((${#pids[@]} >= jobs)); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+done
+for p in "${pids[@]}"; do wait "$p"; done
+compile "$root/bench/halo.c" "$out/obj/bench_halo.c.o"
+smpicc "${flags[@]}" -o "$out/halo" "$out/obj/bench_halo.c.o" "${objs[@]}" "${hwloc_libs[@]}" -lm -lpthread
+echo "built $out/halo"
