@@ -15,7 +15,7 @@
  *     no topology. On the latter PMPI_Cartdim_get logs a warning; run with
  *     --log=smpi_pmpi.thres:error to hide it.
  *   - MPI_Graph_*, MPI_Dist_graph_*, MPI_Cart_map and the neighbourhood
- *     collectives: redirected below to a stub that returns
+ *     collectives: redirected below to a function that returns
  *     MPI_ERR_UNSUPPORTED_OPERATION, so a code path that needs them fails
  *     with an error code instead of ending the simulation.
  */
