@@ -481,29 +481,6 @@ static void stencil_weights(cart_map_t *cm)
     }
 }
 
-/* Replace leaf_of_proc by the launch placement when that is not costlier. */
-static int keep_cheaper(const cart_map_t *cm, const mpitopo_pattern_t *pattern,
-                        const mpitopo_map_options_t *options, int *leaf_of_proc)
-{
-    int *launch = mpitopo__malloc_array((size_t)(cm->nprocs > 0 ? cm->nprocs : 1), sizeof *launch);
-    if (!launch)
-        return MPITOPO_NOMEM("the launch placement");
-    if (options->launch)
-        memcpy(launch, options->launch, (size_t)cm->nprocs * sizeof *launch);
-    else
-        mpitopo__place_block(cm->m, cm->nprocs, launch);
-    double mine = 0, theirs = 0;
-    int rc = mpitopo_metrics_cost(cm->m, pattern, leaf_of_proc, cm->weight, &mine);
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_metrics_cost(cm->m, pattern, launch, cm->weight, &theirs);
-    if (rc == MPITOPO_SUCCESS && theirs <= mine) {
-        memcpy(leaf_of_proc, launch, (size_t)cm->nprocs * sizeof *launch);
-        mpitopo__log(2, "cart mapper: launch placement (cost %g) not beaten (%g), kept", theirs, mine);
-    }
-    mpitopo__free(launch);
-    return rc;
-}
-
 int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
                       const mpitopo_map_options_t *options, int *leaf_of_proc)
 {
@@ -526,9 +503,9 @@ int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t 
         rc = MPITOPO_SUCCESS;
     for (int p = 0; sub && rc == MPITOPO_SUCCESS && p < cm.nprocs; p++)
         leaf_of_proc[p] = orig[leaf_of_proc[p]];
-    cm.m = machine;
+    int kept = 0;
     if (rc == MPITOPO_SUCCESS)
-        rc = keep_cheaper(&cm, pattern, options, leaf_of_proc);
+        rc = mpitopo__keep_launch_unless_cheaper(machine, pattern, options, cm.nprocs, leaf_of_proc, &kept);
     mpitopo_machine_destroy(&sub);
     mpitopo__free(orig);
     return rc;

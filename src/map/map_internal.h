@@ -27,6 +27,14 @@ int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_
 int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 
+/* The never-worse guard: replace leaf_of_proc by options->launch (block
+ * when NULL) unless it costs strictly less under options->weight; *kept
+ * says whether it was replaced. Used by mpitopo_map and by mappers that
+ * promise never to be worse on their own. */
+int mpitopo__keep_launch_unless_cheaper(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                                        const mpitopo_map_options_t *options, int nprocs, int *leaf_of_proc,
+                                        int *kept);
+
 /* Check a mapper spec ("name" or "name:args") by running it on one
  * process; the error of mpitopo_map when it is bad. */
 int mpitopo__map_check_spec(const char *spec);

@@ -115,8 +115,7 @@ static int check_map_args(const char *spec, const mpitopo_machine_t *machine,
     return MPITOPO_SUCCESS;
 }
 
-/* Keep the launch placement unless the mapper's result costs strictly less. */
-static int apply_guard(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+int mpitopo__keep_launch_unless_cheaper(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                        const mpitopo_map_options_t *options, int nprocs, int *leaf_of_proc, int *kept)
 {
     int *launch = mpitopo__malloc_array((size_t)nprocs, sizeof *launch);
@@ -172,7 +171,7 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
         return mpitopo__error_context(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper '%s' returned an invalid mapping",
                                       mapper->info.name);
     if (options->never_worse)
-        rc = apply_guard(machine, pattern, options, nprocs, leaf_of_proc, &kept);
+        rc = mpitopo__keep_launch_unless_cheaper(machine, pattern, options, nprocs, leaf_of_proc, &kept);
     if (kept_launch)
         *kept_launch = kept;
     return rc;
