@@ -170,6 +170,110 @@ int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int perio
  */
 int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
 
+
+/*
+ * Graph and dist-graph communicators that are really reordered.
+ *
+ * The graph describes the communication of the ranks (the roles of the
+ * program). With reorder != 0 a mapper (default "tree") chooses which
+ * process plays which rank, so that heavy edges stay inside a node (a
+ * socket, a switch, ... on every level of mpitopo_comm_machine), with the
+ * never-worse guard: the original order is kept when the mapping does not
+ * lower the weighted cost. As for Cartesian grids, the process that gets
+ * rank k in the new communicator takes over the role of rank k: its
+ * neighbour lists are those given for rank k (by the process that had rank
+ * k in comm), in the given order, with the neighbours' new ranks — which
+ * are the numbers given, since the neighbours' roles move with them. So
+ * MPI_Dist_graph_neighbors, MPI_Graph_neighbors and every MPI_Neighbor_*
+ * call on the result see exactly the input graph, and the program loads its
+ * data by its new rank (reorder after loading data means moving it: pass
+ * reorder = 0 then). The result is a real topology communicator of the same
+ * kind as the MPI call's: comm is split in the new order, then the PMPI_
+ * constructor is called with reorder = 0. reorder == 0 is exactly the PMPI_
+ * call.
+ *
+ * Weights. MPI_UNWEIGHTED means weight 1 per edge (never 0). Weights must
+ * be given on every process that has edges or on none (a process without
+ * edges may pass MPI_WEIGHTS_EMPTY, MPI_UNWEIGHTED or NULL); they must be
+ * >= 0. The info key
+ *   mpitopo_weights   bytes (default), messages or unit
+ * says what the weights mean: bytes or messages sent along the edge (the
+ * mapper minimises their sum times the distance), or nothing (every edge
+ * counts 1, the weights are only passed on to MPI). Other info keys:
+ *   mpitopo_mapper    tree (default), identity, block, rr, random[:SEED],
+ *                     and scotch / metis when built with them
+ *   mpitopo_reorder   false: behave as reorder = 0
+ * The info is passed on to the PMPI_ constructor (MPI ignores keys it does
+ * not know). Duplicate edges add up for the mapping and are kept in the
+ * lists; self edges are kept and cost nothing.
+ *
+ * Cost. The dist-graph forms gather the edges on rank 0 of comm: O(E) memory
+ * there (E = edges given by all processes, below 2^31 / 3), O(degree)
+ * elsewhere; rank 0 scatters the new ranks, and with the adjacent form each
+ * process sends its lists to the process taking its role (O(degree)).
+ * mpitopo_graph_create has the whole graph on every process already: every
+ * process maps it itself, no gather. Never a P x P matrix.
+ *
+ * Collective over comm. With MPITOPO_VERBOSE=1 rank 0 prints one line per
+ * creation, e.g.
+ *   mpitopo: dist_graph 64 ranks, 128 edges on 8 nodes x 8 (tree, bytes):
+ *            off-node weight 96 -> 16, cost 1.2e+04 -> 4.1e+03
+ * With MPITOPO_CHECK_ARGS=1 (default in debug builds) reorder, the info
+ * values and (graph_create) the graph are compared across processes and a
+ * difference is reported with the rank.
+ *
+ * Errors (every process returns one; the process whose input is wrong has
+ * the precise message, the others name that process): MPITOPO_ERR_ARG for a
+ * negative degree or count, a NULL array with a positive count, a neighbour
+ * outside [0, size) or MPI_PROC_NULL, a negative weight, a NULL newcomm,
+ * MPI_COMM_NULL or an intercommunicator; MPITOPO_ERR_MISMATCH for weights
+ * given on some processes and MPI_UNWEIGHTED on others (the message names
+ * one of each), and for arguments differing between processes (when
+ * checked); MPITOPO_ERR_PARSE for a bad info value; errors of
+ * mpitopo_comm_machine; MPI error codes pass through.
+ */
+int mpitopo_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                       const int sourceweights[], int outdegree,
+                                       const int destinations[], const int destweights[],
+                                       MPI_Info info, int reorder, MPI_Comm *newcomm);
+
+/* MPI_Dist_graph_create: a process gives n source ranks sources[k], each
+ * with degrees[k] destinations (destinations and weights listed one source
+ * after the other). The edges are gathered and mapped as above; the order
+ * of neighbours in the result is MPI's, which the standard leaves open. */
+int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+                              const int destinations[], const int weights[], MPI_Info info,
+                              int reorder, MPI_Comm *newcomm);
+
+/* MPI_Graph_create: nnodes <= size ranks (the other processes get
+ * MPI_COMM_NULL; with reorder they are chosen so that whole nodes stay in
+ * when that is cheaper), index/edges as in MPI, the same on every process.
+ * Edges are unweighted: each counts 1, duplicates add up. */
+int mpitopo_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                         int reorder, MPI_Comm *newcomm);
+
+/* MPI_Graph_map done right: *newrank receives the rank the calling process
+ * gets in the graph of mpitopo_graph_create (reorder = 1), or MPI_UNDEFINED.
+ * Collective over comm on the first call (machine discovery), local after;
+ * comm may carry a topology. */
+int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                      int *newrank);
+
+/*
+ * The reordering alone, for programs that keep their own neighbour lists
+ * (and for MPIs without dist-graph calls, such as SimGrid SMPI): the
+ * mapping of mpitopo_dist_graph_create_adjacent, returned as a plain
+ * communicator *reordered (comm's processes in the new order, no topology;
+ * free it with MPI_Comm_free) in which the process of rank k plays rank k's
+ * role. reorder == 0 (or info mpitopo_reorder=false) gives a duplicate of
+ * comm. Collective over comm; arguments, weights, info and errors as
+ * mpitopo_dist_graph_create_adjacent.
+ */
+int mpitopo_dist_graph_reorder(MPI_Comm comm, int indegree, const int sources[],
+                               const int sourceweights[], int outdegree, const int destinations[],
+                               const int destweights[], MPI_Info info, int reorder,
+                               MPI_Comm *reordered);
+
 #ifdef __cplusplus
 }
 #endif

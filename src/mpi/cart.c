@@ -13,7 +13,6 @@
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,21 +35,6 @@ typedef struct cart_request {
 } cart_request_t;
 
 /* ---- validation -------------------------------------------------------- */
-
-static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-static int check_args;
-
-static void read_env(void)
-{
-#ifdef NDEBUG
-    check_args = 0;
-#else
-    check_args = 1;
-#endif
-    const char *v = getenv("MPITOPO_CHECK_ARGS");
-    if (v && *v)
-        check_args = strcmp(v, "0") != 0;
-}
 
 /* Local checks of the grid; with_topology: whether comm may carry one. */
 static int check_grid(cart_request_t *r, int with_topology)
@@ -81,16 +65,11 @@ static int check_grid(cart_request_t *r, int with_topology)
     return MPITOPO_SUCCESS;
 }
 
-/* FNV-1a, to compare the stencil and mapper strings across processes. */
+/* The stencil and mapper strings, hashed to compare them across processes. */
 static int text_hash(const char *a, const char *b)
 {
-    uint32_t h = 2166136261u;
-    for (const char *s = a; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    h = (h ^ 0xffu) * 16777619u;
-    for (const char *s = b; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return (int)(h & 0x7fffffff);
+    uint32_t h = mpitopo__hash(2166136261u, a, strlen(a) + 1);
+    return (int)(mpitopo__hash(h, b, strlen(b)) & 0x7fffffff);
 }
 
 /* The arguments as a flat record: whether they were valid, ndims, reorder,
@@ -165,23 +144,12 @@ static int agree_on_args(const cart_request_t *r, int local)
 
 /* ---- info keys --------------------------------------------------------- */
 
-/* Value of key in info (NULL info or missing key: found = 0). */
-static int info_get(MPI_Info info, const char *key, char *value, int len, int *found)
-{
-    *found = 0;
-    if (info == MPI_INFO_NULL)
-        return MPI_SUCCESS;
-    return PMPI_Info_get(info, key, len - 1, value, found);
-}
-
 static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
 {
     char v[256];
     int found, rc;
-    snprintf(r->mapper, sizeof r->mapper, "cart");
-    r->weight = MPITOPO_WEIGHT_BYTES;
     r->stencil[0] = '\0';
-    if ((rc = info_get(info, "mpitopo_stencil", v, sizeof v, &found)) != MPI_SUCCESS)
+    if ((rc = mpitopo__info_get(info, "mpitopo_stencil", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found)
         snprintf(r->stencil, sizeof r->stencil, "%s", v);
@@ -193,31 +161,12 @@ static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
                                      sizeof r->stencil - 1);
         snprintf(r->stencil, sizeof r->stencil, "%s", stencil);
     }
-    if ((rc = info_get(info, "mpitopo_mapper", v, sizeof v, &found)) != MPI_SUCCESS)
+    mpitopo__topo_options_t o = {.mapper = "cart", .weight = MPITOPO_WEIGHT_BYTES, .reorder = r->reorder};
+    if ((rc = mpitopo__topo_options_read(r->func, info, &o)) != MPITOPO_SUCCESS)
         return rc;
-    if (found) {
-        if (strlen(v) >= sizeof r->mapper)
-            return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func, "info mpitopo_mapper = \"%.64s...\": too long", v);
-        if ((rc = mpitopo__map_check_spec(v)) == MPITOPO_ERR_NOMEM)
-            return rc;
-        if (rc != MPITOPO_SUCCESS)
-            return mpitopo__error_restate(MPITOPO_ERR_PARSE, r->func, "info mpitopo_mapper = \"%s\"", v);
-        snprintf(r->mapper, sizeof r->mapper, "%s", v);
-    }
-    if ((rc = info_get(info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
-        return rc;
-    if (found && mpitopo_weight_from_string(v, &r->weight) != MPITOPO_SUCCESS)
-        return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func,
-                                 "info mpitopo_weights = \"%s\": expected bytes, messages or unit", v);
-    if ((rc = info_get(info, "mpitopo_reorder", v, sizeof v, &found)) != MPI_SUCCESS)
-        return rc;
-    if (found) {
-        if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-            r->reorder = 0;
-        else if (strcmp(v, "true") != 0 && strcmp(v, "1") != 0)
-            return mpitopo__error_at(MPITOPO_ERR_PARSE, r->func,
-                                     "info mpitopo_reorder = \"%s\": expected true or false", v);
-    }
+    snprintf(r->mapper, sizeof r->mapper, "%s", o.mapper);
+    r->weight = o.weight;
+    r->reorder = o.reorder;
     return MPITOPO_SUCCESS;
 }
 
@@ -346,13 +295,12 @@ static int prepare(cart_request_t *r, const char *stencil, MPI_Info info, int wi
     if ((rc = PMPI_Comm_rank(r->comm, &r->rank)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_size(r->comm, &r->size)) != MPI_SUCCESS)
         return rc;
-    pthread_once(&env_once, read_env);
     int local = read_info(r, stencil, info);
     if (local == MPITOPO_SUCCESS)
         local = check_grid(r, with_topology);
     if (local > 0)
         return local; /* MPI's own error, raised the same everywhere */
-    return check_args ? agree_on_args(r, local) : local;
+    return mpitopo__check_args() ? agree_on_args(r, local) : local;
 }
 
 static int cart_create_impl(cart_request_t *r, const char *stencil, MPI_Info info, MPI_Comm *newcomm)

@@ -56,4 +56,25 @@ int mpitopo__emulated_leaf(MPI_Comm comm, const mpitopo_machine_t **machine, int
 int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
                                  const mpitopo_machine_t **machine, const int **leaf_of_rank);
 
+/* Whether collective arguments are compared across processes
+ * (MPITOPO_CHECK_ARGS, read once; default on without NDEBUG). */
+int mpitopo__check_args(void);
+
+/* Value of key in info; *found = 0 for MPI_INFO_NULL or a missing key. */
+int mpitopo__info_get(MPI_Info info, const char *key, char *value, int len, int *found);
+
+/* What the info keys mpitopo_mapper, mpitopo_weights and mpitopo_reorder of
+ * the topology constructors set. The caller fills the defaults first. */
+typedef struct mpitopo__topo_options {
+    char mapper[64];
+    mpitopo_weight_t weight;
+    int reorder;
+} mpitopo__topo_options_t;
+/* Read the keys into *o (errors MPITOPO_ERR_PARSE naming key and value). */
+int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_options_t *o);
+
+/* FNV-1a over len bytes, continuing from h (start with 2166136261u): to
+ * compare arguments across processes. */
+uint32_t mpitopo__hash(uint32_t h, const void *data, size_t len);
+
 #endif

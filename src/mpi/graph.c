@@ -1,0 +1,731 @@
+/*
+ * Graph and dist-graph communicators that are really reordered.
+ *
+ * The graph is the communication of the ranks (roles). The mapper places
+ * every role on a leaf of the machine; the process sitting on that leaf
+ * takes the role, i.e. gets that rank in a split of comm, and the PMPI_
+ * constructor is then called on the split with reorder = 0 and the roles'
+ * lists, which need no renumbering. Only the adjacent form has to move
+ * data: each process's lists go to the process taking its role.
+ *
+ * The dist-graph forms gather the edges on rank 0 (O(E) there), which maps
+ * and scatters the new ranks; errors are agreed on by one allreduce before
+ * the gather and one broadcast after the mapping. Graph_create has the graph
+ * everywhere, so every process maps it itself, as for Cartesian grids.
+ */
+#include "machine/machine_internal.h"
+#include "mpi/mpi_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+/* What the caller asked for, after validation. */
+typedef struct graph_request {
+    const char *func;
+    const char *kind; /* "dist_graph" or "graph", for the verbose line */
+    MPI_Comm comm;
+    int rank, size;
+    mpitopo__topo_options_t opt;
+    int weighted;   /* 1: weights given, 0: MPI_UNWEIGHTED, -1: no edges here */
+    int nroles;     /* ranks of the graph: size, or nnodes for graph_create */
+    int quiet;      /* no verbose line (graph_map) */
+} graph_request_t;
+
+/* Edges this process gives, as (src, dst, weight) triples. */
+typedef struct edge_list {
+    int n;
+    int *triple; /* 3 * n ints */
+} edge_list_t;
+
+static int is_unweighted(const int *w)
+{
+    return w == MPI_UNWEIGHTED;
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+/* A list of n neighbours with optional weights: ranks in [0, size), weights
+ * >= 0. `name` and `wname` name the arrays in messages. */
+static int check_list(const graph_request_t *r, const char *name, int n, const int *list, const char *wname,
+                      const int *w)
+{
+    if (n < 0)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "the size of %s = %d must be >= 0", name, n);
+    if (n > 0 && !list)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL with %d entries", name, n);
+    int weighted = !is_unweighted(w);
+    if (n > 0 && weighted && (!w || w == MPI_WEIGHTS_EMPTY))
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = %s with %d edges (use MPI_UNWEIGHTED)", wname,
+                                 w ? "MPI_WEIGHTS_EMPTY" : "NULL", n);
+    for (int i = 0; i < n; i++) {
+        if (list[i] == MPI_PROC_NULL)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s[%d] = MPI_PROC_NULL: not a process", name, i);
+        if (list[i] < 0 || list[i] >= r->size)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s[%d] = %d out of range [0, %d)", name, i,
+                                     list[i], r->size);
+        if (weighted && w[i] < 0)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s[%d] = %d must be >= 0", wname, i, w[i]);
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* Whether this process gives weights: -1 when it has no edge, so that it
+ * agrees with any other process. */
+static int weight_class(int nedges, const int *w)
+{
+    return nedges == 0 ? -1 : !is_unweighted(w);
+}
+
+static int check_adjacent(graph_request_t *r, int indegree, const int *sources, const int *sourceweights,
+                          int outdegree, const int *destinations, const int *destweights)
+{
+    int rc = check_list(r, "sources", indegree, sources, "sourceweights", sourceweights);
+    if (rc == MPITOPO_SUCCESS)
+        rc = check_list(r, "destinations", outdegree, destinations, "destweights", destweights);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int in = weight_class(indegree, sourceweights), out = weight_class(outdegree, destweights);
+    if (in >= 0 && out >= 0 && in != out)
+        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func, "%s is MPI_UNWEIGHTED but %s is not",
+                                 in ? "destweights" : "sourceweights", in ? "sourceweights" : "destweights");
+    r->weighted = in >= 0 ? in : out;
+    return MPITOPO_SUCCESS;
+}
+
+static int check_general(graph_request_t *r, int n, const int *sources, const int *degrees,
+                         const int *destinations, const int *weights, int64_t *nedges)
+{
+    int rc = check_list(r, "sources", n, sources, "weights", MPI_UNWEIGHTED);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (n > 0 && !degrees)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "degrees = NULL with n = %d", n);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        if (degrees[i] < 0)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "degrees[%d] = %d must be >= 0", i, degrees[i]);
+        total += degrees[i];
+        if (total > INT_MAX / 3)
+            return mpitopo__error_at(MPITOPO_ERR_RANGE, r->func, "more than %d edges given by one process",
+                                     INT_MAX / 3);
+    }
+    rc = check_list(r, "destinations", (int)total, destinations, "weights", weights);
+    r->weighted = weight_class((int)total, weights);
+    *nedges = total;
+    return rc;
+}
+
+/* ---- agreement --------------------------------------------------------- */
+
+/*
+ * One allreduce tells every process whether any had bad arguments (the
+ * lowest such rank), whether weights were given on some and not on others,
+ * and, when checking, whether reorder, the info values or `digest` differ.
+ * Returns the local error on the process that failed, an error naming that
+ * process elsewhere, or MPITOPO_SUCCESS everywhere.
+ */
+static int agree(graph_request_t *r, int local, uint32_t digest)
+{
+    uint32_t h = mpitopo__hash(2166136261u, r->opt.mapper, strlen(r->opt.mapper));
+    h = mpitopo__hash(h, &r->opt.weight, sizeof r->opt.weight);
+    h = mpitopo__hash(h, &r->opt.reorder, sizeof r->opt.reorder);
+    int hash = (int)(mpitopo__hash(h, &digest, sizeof digest) & 0x3fffffff);
+    int check = mpitopo__check_args();
+    int v[6] = {local != MPITOPO_SUCCESS ? r->rank : INT_MAX,
+                local == MPITOPO_SUCCESS && r->weighted == 1 ? r->rank : INT_MAX,
+                local == MPITOPO_SUCCESS && r->weighted == 0 ? r->rank : INT_MAX,
+                check ? hash : 0, check ? -hash : 0, local > 0 ? local : INT_MAX};
+    int g[6];
+    int rc = PMPI_Allreduce(v, g, 6, MPI_INT, MPI_MIN, r->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (local != MPITOPO_SUCCESS)
+        return local;
+    if (g[5] != INT_MAX)
+        return g[5]; /* an MPI error elsewhere: pass its code on */
+    if (g[0] != INT_MAX)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "process %d of comm has invalid arguments (see its error)",
+                                 g[0]);
+    if (g[1] != INT_MAX && g[2] != INT_MAX)
+        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
+                                 "weights are given on process %d but MPI_UNWEIGHTED on process %d", g[1], g[2]);
+    if (g[3] != -g[4]) {
+        int first = hash != g[3] ? r->rank : INT_MAX;
+        if ((rc = PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, r->comm)) != MPI_SUCCESS)
+            return rc;
+        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
+                                 "the arguments differ between processes: process %d has another reorder, "
+                                 "info value (mpitopo_mapper, mpitopo_weights, mpitopo_reorder)%s than process %d",
+                                 first, digest ? " or graph" : "", first == 0 ? 1 : 0);
+    }
+    /* From here on, whether the graph is weighted at all. */
+    r->weighted = g[1] != INT_MAX;
+    return MPITOPO_SUCCESS;
+}
+
+/* ---- the mapping ------------------------------------------------------- */
+
+/* One line on rank 0 at MPITOPO_VERBOSE >= 1: the graph, the machine, the
+ * weight crossing the node level and the cost before and after. */
+static void report(const graph_request_t *r, const mpitopo_nodeinfo_t *ni, const mpitopo_machine_t *m,
+                   const mpitopo_pattern_t *pattern, const int *launch, const int *mapped, int kept)
+{
+    if (mpitopo__verbose() < 1)
+        return;
+    mpitopo_metrics_t before, after;
+    mpitopo_weight_t w = r->weighted == 1 ? r->opt.weight : MPITOPO_WEIGHT_UNIT;
+    if (mpitopo_metrics_compute(m, pattern, launch, w, &before) != MPITOPO_SUCCESS ||
+        mpitopo_metrics_compute(m, pattern, mapped, w, &after) != MPITOPO_SUCCESS)
+        return;
+    int64_t nedges = 0;
+    mpitopo_pattern_nedges(pattern, &nedges);
+    char nodes[64];
+    if (ni->min_local_size == ni->max_local_size)
+        snprintf(nodes, sizeof nodes, "%d nodes x %d", ni->nnodes, ni->min_local_size);
+    else
+        snprintf(nodes, sizeof nodes, "%d nodes x %d..%d", ni->nnodes, ni->min_local_size, ni->max_local_size);
+    int nl = m->node_level;
+    mpitopo__log(1, "%s %d ranks, %lld edges on %s (%s, %s): off-node weight %.6g -> %.6g, cost %.3g -> %.3g%s",
+                 r->kind, r->nroles, (long long)nedges, nodes, r->opt.mapper, mpitopo_weight_name(w),
+                 before.levels[nl].weight_crossing, after.levels[nl].weight_crossing, before.cost, after.cost,
+                 kept ? " (original order kept: no gain)" : "");
+}
+
+/*
+ * Map the roles of `pattern` on the machine of comm: *role receives the role
+ * of every process of comm (MPI_UNDEFINED for those left out), or only the
+ * caller's when `role_of_rank` is NULL and `mine` is not.
+ */
+static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern, int *role_of_rank, int *mine)
+{
+    const mpitopo_nodeinfo_t *ni;
+    const mpitopo_machine_t *m;
+    const int *leaf_of_rank;
+    int rc = mpitopo__comm_machine_cached(r->comm, &ni, &m, &leaf_of_rank);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int *mapped = mpitopo__malloc_array((size_t)r->nroles, sizeof *mapped);
+    int *role_of_leaf = mpitopo__malloc_array((size_t)m->nleaves, sizeof *role_of_leaf);
+    if (!mapped || !role_of_leaf) {
+        rc = MPITOPO_NOMEM("the mapping");
+        goto out;
+    }
+    /* The launch: role p where the process of rank p sits. */
+    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+    opt.weight = r->weighted == 1 ? r->opt.weight : MPITOPO_WEIGHT_UNIT;
+    opt.launch = leaf_of_rank;
+    opt.never_worse = 1;
+    int kept = 0;
+    if ((rc = mpitopo_map(r->opt.mapper, m, pattern, &opt, mapped, &kept)) != MPITOPO_SUCCESS) {
+        rc = mpitopo__error_restate(rc, r->func, "mapping the graph");
+        goto out;
+    }
+    if (r->rank == 0 && !r->quiet)
+        report(r, ni, m, pattern, leaf_of_rank, mapped, kept);
+    for (int l = 0; l < m->nleaves; l++)
+        role_of_leaf[l] = MPI_UNDEFINED;
+    for (int p = 0; p < r->nroles; p++)
+        role_of_leaf[mapped[p]] = p;
+    if (role_of_rank)
+        for (int q = 0; q < r->size; q++)
+            role_of_rank[q] = role_of_leaf[leaf_of_rank[q]];
+    if (mine)
+        *mine = role_of_leaf[leaf_of_rank[r->rank]];
+out:
+    mpitopo__free(mapped);
+    mpitopo__free(role_of_leaf);
+    return rc;
+}
+
+/* The weight of an edge as the mapper sees it: 1 without weights. */
+static double edge_weight(const graph_request_t *r, const int *w, int i)
+{
+    return r->weighted == 1 ? (double)w[i] : 1.0;
+}
+
+/* The edges this process gives, as triples, for the gather. */
+static int collect_adjacent(const graph_request_t *r, int outdegree, const int *destinations,
+                            const int *destweights, edge_list_t *e)
+{
+    e->n = outdegree;
+    e->triple = mpitopo__malloc_array((size_t)outdegree * 3 + 1, sizeof *e->triple);
+    if (!e->triple)
+        return MPITOPO_NOMEM("the edge list");
+    for (int i = 0; i < outdegree; i++) {
+        e->triple[3 * i] = r->rank;
+        e->triple[3 * i + 1] = destinations[i];
+        e->triple[3 * i + 2] = (int)edge_weight(r, destweights, i);
+    }
+    return MPITOPO_SUCCESS;
+}
+
+static int collect_general(const graph_request_t *r, int n, const int *sources, const int *degrees,
+                           const int *destinations, const int *weights, int nedges, edge_list_t *e)
+{
+    e->n = nedges;
+    e->triple = mpitopo__malloc_array((size_t)nedges * 3 + 1, sizeof *e->triple);
+    if (!e->triple)
+        return MPITOPO_NOMEM("the edge list");
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, k++) {
+            e->triple[3 * k] = sources[i];
+            e->triple[3 * k + 1] = destinations[k];
+            e->triple[3 * k + 2] = (int)edge_weight(r, weights, k);
+        }
+    return MPITOPO_SUCCESS;
+}
+
+/* On rank 0: the gathered triples as a pattern over r->nroles ranks. */
+static int triples_pattern(const graph_request_t *r, const int *t, int64_t n, mpitopo_pattern_t **pattern)
+{
+    int *src = mpitopo__malloc_array((size_t)n + 1, sizeof *src);
+    int *dst = mpitopo__malloc_array((size_t)n + 1, sizeof *dst);
+    double *w = mpitopo__malloc_array((size_t)n + 1, sizeof *w);
+    int rc = MPITOPO_SUCCESS;
+    if (!src || !dst || !w)
+        rc = MPITOPO_NOMEM("the gathered graph");
+    for (int64_t i = 0; rc == MPITOPO_SUCCESS && i < n; i++) {
+        src[i] = t[3 * i];
+        dst[i] = t[3 * i + 1];
+        w[i] = t[3 * i + 2];
+    }
+    /* Both weights carry the caller's numbers: mpitopo_weights only says
+     * which one they are, and the mapper reads that one. */
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_pattern_create(r->nroles, n, src, dst, w, w, pattern);
+    mpitopo__free(src);
+    mpitopo__free(dst);
+    mpitopo__free(w);
+    return rc;
+}
+
+/* Rank 0's error reaches every process: its code, then its message. */
+static int share_status(const graph_request_t *r, int local)
+{
+    int code = local;
+    int rc = PMPI_Bcast(&code, 1, MPI_INT, 0, r->comm);
+    if (rc != MPI_SUCCESS || code == MPITOPO_SUCCESS)
+        return rc != MPI_SUCCESS ? rc : MPITOPO_SUCCESS;
+    char what[256] = "";
+    if (r->rank == 0)
+        snprintf(what, sizeof what, "%s", mpitopo_last_error());
+    if ((rc = PMPI_Bcast(what, sizeof what, MPI_CHAR, 0, r->comm)) != MPI_SUCCESS)
+        return rc;
+    if (r->rank == 0)
+        return local;
+    what[sizeof what - 1] = '\0';
+    return mpitopo__error_at(code, r->func, "on process 0: %s", what);
+}
+
+/* Rank 0: displacements of the gathered triples, and room for them. */
+static int root_buffers(const graph_request_t *r, int *counts, int *displs, int **all, int64_t *total)
+{
+    *total = 0;
+    for (int q = 0; q < r->size; q++) {
+        displs[q] = (int)(3 * *total);
+        *total += counts[q];
+        if (*total > INT_MAX / 3)
+            return mpitopo__error_at(MPITOPO_ERR_RANGE, r->func, "the graph has more than %d edges in all",
+                                     INT_MAX / 3);
+    }
+    for (int q = 0; q < r->size; q++)
+        counts[q] *= 3;
+    *all = mpitopo__malloc_array((size_t)(3 * *total) + 1, sizeof **all);
+    return *all ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the gathered graph");
+}
+
+/* Rank 0: the roles of every process, from the gathered triples. */
+static int root_map(const graph_request_t *r, const int *all, int64_t total, int *roles)
+{
+    mpitopo_pattern_t *pattern = NULL;
+    int rc = triples_pattern(r, all, total, &pattern);
+    if (rc == MPITOPO_SUCCESS)
+        rc = map_roles(r, pattern, roles, NULL);
+    mpitopo_pattern_destroy(&pattern);
+    return rc;
+}
+
+/*
+ * Gather every process's edges on rank 0 (a Gather of the counts, then one
+ * Gatherv of the triples), map there and scatter the roles: *role is the
+ * caller's new rank. `counts` and `displs` are rank 0's arrays of size
+ * ints, allocated before the agreement so that their failure is agreed on.
+ * Every process must have the machine cached already (it is collective).
+ */
+static int gather_and_map(const graph_request_t *r, const edge_list_t *e, int *counts, int *displs, int *role)
+{
+    int *all = NULL, *roles = NULL, local = MPITOPO_SUCCESS;
+    int64_t total = 0;
+    int rc = PMPI_Gather(&e->n, 1, MPI_INT, counts, 1, MPI_INT, 0, r->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (r->rank == 0) {
+        local = root_buffers(r, counts, displs, &all, &total);
+        roles = mpitopo__malloc_array((size_t)r->size, sizeof *roles);
+        if (local == MPITOPO_SUCCESS && !roles)
+            local = MPITOPO_NOMEM("the new ranks");
+    }
+    if ((rc = share_status(r, local)) != MPITOPO_SUCCESS)
+        goto out;
+    rc = PMPI_Gatherv(e->triple, 3 * e->n, MPI_INT, all, counts, displs, MPI_INT, 0, r->comm);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    if (r->rank == 0)
+        local = root_map(r, all, total, roles);
+    if ((rc = share_status(r, local)) != MPITOPO_SUCCESS)
+        goto out;
+    rc = PMPI_Scatter(roles, 1, MPI_INT, role, 1, MPI_INT, 0, r->comm);
+out:
+    mpitopo__free(all);
+    mpitopo__free(roles);
+    return rc;
+}
+
+/* ---- building the communicator ----------------------------------------- */
+
+/* Split comm so that the process playing role k gets rank k (MPI_UNDEFINED:
+ * left out), and check that every role found its process. */
+static int split_by_role(const graph_request_t *r, int local, int role, MPI_Comm *ordered)
+{
+    *ordered = MPI_COMM_NULL;
+    int rc = PMPI_Comm_split(r->comm, local == MPITOPO_SUCCESS && role != MPI_UNDEFINED ? 0 : MPI_UNDEFINED,
+                             role, ordered);
+    if (rc != MPI_SUCCESS || local != MPITOPO_SUCCESS)
+        return local != MPITOPO_SUCCESS ? local : rc;
+    if (*ordered == MPI_COMM_NULL)
+        return MPITOPO_SUCCESS;
+    int n = 0;
+    rc = PMPI_Comm_size(*ordered, &n);
+    if (rc == MPI_SUCCESS && n != r->nroles)
+        rc = mpitopo__error_at(MPITOPO_ERR_INTERNAL, r->func,
+                               "another process of comm failed to compute the mapping (%d of %d joined)", n,
+                               r->nroles);
+    if (rc != MPI_SUCCESS)
+        PMPI_Comm_free(ordered);
+    return rc;
+}
+
+/* The lists of one rank of an adjacent graph, as they travel. */
+typedef struct adjacent_lists {
+    int indegree, outdegree;
+    int *sources, *sourceweights, *destinations, *destweights;
+    int *buffer;
+} adjacent_lists_t;
+
+/*
+ * In `ordered`, the process that had rank q in comm sends its lists to rank
+ * q (the process taking its role) and receives the lists of its own new
+ * rank from whoever had that rank: exactly one message reaches each
+ * process, so it is received from MPI_ANY_SOURCE with a probe for its size.
+ * Layout: indegree, outdegree, sources, destinations, then the weights.
+ */
+static int move_lists(const graph_request_t *r, MPI_Comm ordered, const int *ins, const int *inw, int indeg,
+                      const int *outs, const int *outw, int outdeg, adjacent_lists_t *mine)
+{
+    const int tag = 7183;
+    int w = r->weighted == 1, len = 2 + (indeg + outdeg) * (1 + w), rlen = 0;
+    int *msg = mpitopo__malloc_array((size_t)len, sizeof *msg);
+    if (!msg)
+        return MPITOPO_NOMEM("the lists to send");
+    msg[0] = indeg;
+    msg[1] = outdeg;
+    memcpy(msg + 2, ins, (size_t)indeg * sizeof *msg);
+    memcpy(msg + 2 + indeg, outs, (size_t)outdeg * sizeof *msg);
+    if (w) {
+        memcpy(msg + 2 + indeg + outdeg, inw, (size_t)indeg * sizeof *msg);
+        memcpy(msg + 2 + 2 * indeg + outdeg, outw, (size_t)outdeg * sizeof *msg);
+    }
+    MPI_Request req;
+    MPI_Status st;
+    int rc = PMPI_Isend(msg, len, MPI_INT, r->rank, tag, ordered, &req);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Probe(MPI_ANY_SOURCE, tag, ordered, &st);
+    if (rc != MPI_SUCCESS) {
+        mpitopo__free(msg); /* MPI failed: its state is undefined anyway */
+        return rc;
+    }
+    int local = PMPI_Get_count(&st, MPI_INT, &rlen);
+    if (local == MPI_SUCCESS && !(mine->buffer = mpitopo__malloc_array((size_t)rlen + 1, sizeof *mine->buffer)))
+        local = MPITOPO_NOMEM("the received lists");
+    /* The receive is posted even without a buffer (count 0 truncates), so
+     * the message never stays pending. */
+    int rrc = PMPI_Recv(mine->buffer, mine->buffer ? rlen : 0, MPI_INT, st.MPI_SOURCE, tag, ordered,
+                        MPI_STATUS_IGNORE);
+    int wrc = PMPI_Wait(&req, MPI_STATUS_IGNORE);
+    mpitopo__free(msg);
+    if (local != MPI_SUCCESS)
+        return local;
+    if (rrc != MPI_SUCCESS || wrc != MPI_SUCCESS)
+        return rrc != MPI_SUCCESS ? rrc : wrc;
+    int *b = mine->buffer;
+    mine->indegree = b[0];
+    mine->outdegree = b[1];
+    mine->sources = b + 2;
+    mine->destinations = b + 2 + b[0];
+    mine->sourceweights = w ? b + 2 + b[0] + b[1] : NULL;
+    mine->destweights = w ? b + 2 + 2 * b[0] + b[1] : NULL;
+    return MPITOPO_SUCCESS;
+}
+
+/* After the agreement, a failure on one process (memory, mostly) must not
+ * leave the others inside the next collective: one more allreduce. */
+static int all_ok(const graph_request_t *r, MPI_Comm comm, int local)
+{
+    int bad = local != MPITOPO_SUCCESS ? r->rank : INT_MAX, first = INT_MAX;
+    int rc = PMPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (rc != MPI_SUCCESS || local != MPITOPO_SUCCESS)
+        return local != MPITOPO_SUCCESS ? local : rc;
+    if (first != INT_MAX)
+        return mpitopo__error_at(MPITOPO_ERR_INTERNAL, r->func, "process %d of comm failed (see its error)", first);
+    return MPITOPO_SUCCESS;
+}
+
+/* Local start of every function: MPI state, comm, rank and size, the info
+ * keys over the given defaults. */
+static int begin(graph_request_t *r, MPI_Info info, int reorder, const void *out)
+{
+    int rc;
+    if ((rc = mpitopo__check_mpi(r->func)) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__check_intracomm(r->comm, r->func)) != MPITOPO_SUCCESS)
+        return rc;
+    if (!out)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "the output argument is NULL");
+    if ((rc = PMPI_Comm_rank(r->comm, &r->rank)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_size(r->comm, &r->size)) != MPI_SUCCESS)
+        return rc;
+    snprintf(r->opt.mapper, sizeof r->opt.mapper, "tree");
+    r->opt.weight = MPITOPO_WEIGHT_BYTES;
+    r->opt.reorder = reorder != 0;
+    r->nroles = r->size;
+    return mpitopo__topo_options_read(r->func, info, &r->opt);
+}
+
+/* What the dist-graph forms share once the arguments are checked locally:
+ * rank 0's buffers, the agreement, the machine, the gather and the split.
+ * *ordered is MPI_COMM_NULL when reorder is off. */
+static int dist_reorder(graph_request_t *r, int local, const edge_list_t *e, MPI_Comm *ordered)
+{
+    int *counts = NULL, *displs = NULL, role = MPI_UNDEFINED;
+    *ordered = MPI_COMM_NULL;
+    if (local == MPITOPO_SUCCESS && r->opt.reorder && r->rank == 0) {
+        counts = mpitopo__malloc_array((size_t)r->size, sizeof *counts);
+        displs = mpitopo__malloc_array((size_t)r->size, sizeof *displs);
+        if (!counts || !displs)
+            local = MPITOPO_NOMEM("the edge counts");
+    }
+    int rc = agree(r, local, 0);
+    if (rc == MPITOPO_SUCCESS && r->opt.reorder) {
+        const mpitopo_nodeinfo_t *ni;
+        const mpitopo_machine_t *m;
+        const int *leaf_of_rank;
+        rc = mpitopo__comm_machine_cached(r->comm, &ni, &m, &leaf_of_rank);
+        if (rc == MPITOPO_SUCCESS)
+            rc = gather_and_map(r, e, counts, displs, &role);
+        if (rc == MPITOPO_SUCCESS)
+            rc = split_by_role(r, rc, role, ordered);
+    }
+    mpitopo__free(counts);
+    mpitopo__free(displs);
+    return rc;
+}
+
+static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, const int *sourceweights,
+                         int outdegree, const int *destinations, const int *destweights, MPI_Info info,
+                         int reorder, MPI_Comm *newcomm, int topology)
+{
+    int rc = begin(r, info, reorder, newcomm);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    *newcomm = MPI_COMM_NULL;
+    edge_list_t e = {0, NULL};
+    int local = check_adjacent(r, indegree, sources, sourceweights, outdegree, destinations, destweights);
+    if (local == MPITOPO_SUCCESS && r->opt.reorder)
+        local = collect_adjacent(r, outdegree, destinations, destweights, &e);
+    MPI_Comm ordered;
+    rc = dist_reorder(r, local, &e, &ordered);
+    mpitopo__free(e.triple);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (!r->opt.reorder)
+        return topology ? PMPI_Dist_graph_create_adjacent(r->comm, indegree, sources, sourceweights, outdegree,
+                                                          destinations, destweights, info, 0, newcomm)
+                        : PMPI_Comm_dup(r->comm, newcomm);
+    if (!topology) {
+        *newcomm = ordered;
+        return MPITOPO_SUCCESS;
+    }
+    adjacent_lists_t mine = {0};
+    local = move_lists(r, ordered, sources, sourceweights, indegree, destinations, destweights, outdegree, &mine);
+    rc = all_ok(r, ordered, local);
+    if (rc == MPITOPO_SUCCESS) {
+        int w = r->weighted == 1;
+        rc = PMPI_Dist_graph_create_adjacent(
+            ordered, mine.indegree, mine.sources,
+            !w ? MPI_UNWEIGHTED : mine.indegree ? mine.sourceweights : MPI_WEIGHTS_EMPTY, mine.outdegree,
+            mine.destinations, !w ? MPI_UNWEIGHTED : mine.outdegree ? mine.destweights : MPI_WEIGHTS_EMPTY, info,
+            0, newcomm);
+    }
+    mpitopo__free(mine.buffer);
+    int frc = PMPI_Comm_free(&ordered);
+    return rc != MPITOPO_SUCCESS ? rc : frc;
+}
+
+int mpitopo_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                       const int sourceweights[], int outdegree, const int destinations[],
+                                       const int destweights[], MPI_Info info, int reorder, MPI_Comm *newcomm)
+{
+    graph_request_t r = {.func = __func__, .kind = "dist_graph", .comm = comm};
+    return mpitopo__mpi_result(__func__, adjacent_impl(&r, indegree, sources, sourceweights, outdegree,
+                                                       destinations, destweights, info, reorder, newcomm, 1));
+}
+
+int mpitopo_dist_graph_reorder(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+                               int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                               int reorder, MPI_Comm *reordered)
+{
+    graph_request_t r = {.func = __func__, .kind = "dist_graph", .comm = comm};
+    return mpitopo__mpi_result(__func__, adjacent_impl(&r, indegree, sources, sourceweights, outdegree,
+                                                       destinations, destweights, info, reorder, reordered, 0));
+}
+
+static int general_impl(graph_request_t *r, int n, const int *sources, const int *degrees,
+                        const int *destinations, const int *weights, MPI_Info info, int reorder,
+                        MPI_Comm *newcomm)
+{
+    int rc = begin(r, info, reorder, newcomm);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    *newcomm = MPI_COMM_NULL;
+    edge_list_t e = {0, NULL};
+    int64_t nedges = 0;
+    int local = check_general(r, n, sources, degrees, destinations, weights, &nedges);
+    if (local == MPITOPO_SUCCESS && r->opt.reorder)
+        local = collect_general(r, n, sources, degrees, destinations, weights, (int)nedges, &e);
+    MPI_Comm ordered;
+    rc = dist_reorder(r, local, &e, &ordered);
+    mpitopo__free(e.triple);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    /* The edges name roles, which are the new ranks: they pass unchanged. */
+    rc = PMPI_Dist_graph_create(r->opt.reorder ? ordered : r->comm, n, sources, degrees, destinations, weights,
+                                info, 0, newcomm);
+    int frc = ordered != MPI_COMM_NULL ? PMPI_Comm_free(&ordered) : MPI_SUCCESS;
+    return rc != MPI_SUCCESS ? rc : frc;
+}
+
+int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+                              const int destinations[], const int weights[], MPI_Info info, int reorder,
+                              MPI_Comm *newcomm)
+{
+    graph_request_t r = {.func = __func__, .kind = "dist_graph", .comm = comm};
+    return mpitopo__mpi_result(__func__,
+                               general_impl(&r, n, sources, degrees, destinations, weights, info, reorder, newcomm));
+}
+
+/* ---- MPI_Graph_create and MPI_Graph_map -------------------------------- */
+
+/* The graph of Graph_create: nnodes in [0, size], index non-decreasing
+ * from >= 0, edges in [0, nnodes). *digest hashes it for the comparison. */
+static int check_graph(graph_request_t *r, int nnodes, const int *index, const int *edges, uint32_t *digest)
+{
+    if (nnodes < 0 || nnodes > r->size)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "nnodes = %d must be in [0, %d] (the size of comm)",
+                                 nnodes, r->size);
+    if (nnodes > 0 && (!index || !edges))
+        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL with nnodes = %d",
+                                 !index ? "index" : "edges", nnodes);
+    for (int i = 0; i < nnodes; i++)
+        if (index[i] < (i ? index[i - 1] : 0))
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "index[%d] = %d is below %s = %d", i, index[i],
+                                     i ? "the previous entry" : "0", i ? index[i - 1] : 0);
+    int nedges = nnodes ? index[nnodes - 1] : 0;
+    for (int k = 0; k < nedges; k++)
+        if (edges[k] < 0 || edges[k] >= nnodes)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "edges[%d] = %d out of range [0, %d)", k, edges[k],
+                                     nnodes);
+    uint32_t h = mpitopo__hash(2166136261u, &nnodes, sizeof nnodes);
+    if (nnodes > 0) {
+        h = mpitopo__hash(h, index, (size_t)nnodes * sizeof *index);
+        h = mpitopo__hash(h, edges, (size_t)nedges * sizeof *edges);
+    }
+    *digest = h | 1; /* never 0: 0 means "no graph" to agree() */
+    r->nroles = nnodes;
+    r->weighted = 1; /* one unit per edge, duplicates adding up */
+    return MPITOPO_SUCCESS;
+}
+
+/* My role in the mapped graph (every process maps it itself). */
+static int graph_role(graph_request_t *r, const int *index, const int *edges, int *role)
+{
+    int nedges = index[r->nroles - 1], rc;
+    int *src = mpitopo__malloc_array((size_t)nedges + 1, sizeof *src);
+    mpitopo_pattern_t *pattern = NULL;
+    if (!src)
+        return MPITOPO_NOMEM("the graph's edges");
+    for (int i = 0, k = 0; i < r->nroles; i++)
+        for (; k < index[i]; k++)
+            src[k] = i;
+    r->opt.weight = MPITOPO_WEIGHT_BYTES;
+    rc = mpitopo_pattern_create(r->nroles, nedges, src, edges, NULL, NULL, &pattern);
+    if (rc == MPITOPO_SUCCESS)
+        rc = map_roles(r, pattern, NULL, role);
+    mpitopo_pattern_destroy(&pattern);
+    mpitopo__free(src);
+    return rc;
+}
+
+static int graph_prepare(graph_request_t *r, int nnodes, const int *index, const int *edges, int reorder,
+                         const void *out)
+{
+    int rc = begin(r, MPI_INFO_NULL, reorder, out);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    uint32_t digest = 0;
+    int local = check_graph(r, nnodes, index, edges, &digest);
+    return agree(r, local, digest);
+}
+
+static int graph_create_impl(graph_request_t *r, int nnodes, const int *index, const int *edges, int reorder,
+                             MPI_Comm *newcomm)
+{
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
+    int rc = graph_prepare(r, nnodes, index, edges, reorder, newcomm);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (!r->opt.reorder || nnodes == 0)
+        return PMPI_Graph_create(r->comm, nnodes, index, edges, 0, newcomm);
+    int role = MPI_UNDEFINED;
+    int local = graph_role(r, index, edges, &role);
+    MPI_Comm ordered;
+    if ((rc = split_by_role(r, local, role, &ordered)) != MPITOPO_SUCCESS || ordered == MPI_COMM_NULL)
+        return rc;
+    rc = PMPI_Graph_create(ordered, nnodes, index, edges, 0, newcomm);
+    int frc = PMPI_Comm_free(&ordered);
+    return rc != MPI_SUCCESS ? rc : frc;
+}
+
+int mpitopo_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+                         MPI_Comm *newcomm)
+{
+    graph_request_t r = {.func = __func__, .kind = "graph", .comm = comm};
+    return mpitopo__mpi_result(__func__, graph_create_impl(&r, nnodes, index, edges, reorder, newcomm));
+}
+
+static int graph_map_impl(graph_request_t *r, int nnodes, const int *index, const int *edges, int *newrank)
+{
+    if (newrank)
+        *newrank = MPI_UNDEFINED;
+    int rc = graph_prepare(r, nnodes, index, edges, 1, newrank);
+    if (rc != MPITOPO_SUCCESS || nnodes == 0)
+        return rc;
+    return graph_role(r, index, edges, newrank);
+}
+
+int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+{
+    graph_request_t r = {.func = __func__, .kind = "graph", .comm = comm, .quiet = 1};
+    return mpitopo__mpi_result(__func__, graph_map_impl(&r, nnodes, index, edges, newrank));
+}

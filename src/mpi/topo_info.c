@@ -1,0 +1,81 @@
+/*
+ * What the topology constructors (Cartesian and graph) share: the info keys
+ * that choose the mapper, the meaning of the weights and whether to reorder,
+ * and the debug switch that compares arguments across processes.
+ */
+#include "map/map_internal.h"
+#include "mpi/mpi_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int check_args;
+
+static void read_env(void)
+{
+#ifdef NDEBUG
+    check_args = 0;
+#else
+    check_args = 1;
+#endif
+    const char *v = getenv("MPITOPO_CHECK_ARGS");
+    if (v && *v)
+        check_args = strcmp(v, "0") != 0;
+}
+
+int mpitopo__check_args(void)
+{
+    pthread_once(&env_once, read_env);
+    return check_args;
+}
+
+int mpitopo__info_get(MPI_Info info, const char *key, char *value, int len, int *found)
+{
+    *found = 0;
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    return PMPI_Info_get(info, key, len - 1, value, found);
+}
+
+int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_options_t *o)
+{
+    char v[256];
+    int found, rc;
+    if ((rc = mpitopo__info_get(info, "mpitopo_mapper", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        if (strlen(v) >= sizeof o->mapper)
+            return mpitopo__error_at(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%.64s...\": too long", v);
+        if ((rc = mpitopo__map_check_spec(v)) == MPITOPO_ERR_NOMEM)
+            return rc;
+        if (rc != MPITOPO_SUCCESS)
+            return mpitopo__error_restate(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%s\"", v);
+        snprintf(o->mapper, sizeof o->mapper, "%s", v);
+    }
+    if ((rc = mpitopo__info_get(info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found && mpitopo_weight_from_string(v, &o->weight) != MPITOPO_SUCCESS)
+        return mpitopo__error_at(MPITOPO_ERR_PARSE, func,
+                                 "info mpitopo_weights = \"%s\": expected bytes, messages or unit", v);
+    if ((rc = mpitopo__info_get(info, "mpitopo_reorder", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+            o->reorder = 0;
+        else if (strcmp(v, "true") != 0 && strcmp(v, "1") != 0)
+            return mpitopo__error_at(MPITOPO_ERR_PARSE, func,
+                                     "info mpitopo_reorder = \"%s\": expected true or false", v);
+    }
+    return MPITOPO_SUCCESS;
+}
+
+uint32_t mpitopo__hash(uint32_t h, const void *data, size_t len)
+{
+    const unsigned char *s = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ s[i]) * 16777619u;
+    return h;
+}
