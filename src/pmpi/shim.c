@@ -10,7 +10,13 @@
  *                    initialized) PMPI_Cart_create, unchanged;
  *   MPI_Cart_map     mpitopo_cart_map (same exceptions, except that a
  *                    topology on comm is allowed), else PMPI_Cart_map;
- *   MPI_Dims_create  MPI's own unless MPITOPO_DIMS asks otherwise.
+ *   MPI_Dims_create  MPI's own unless MPITOPO_DIMS asks otherwise;
+ *   MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create, MPI_Graph_create
+ *                    as MPI_Cart_create: mpitopo_dist_graph_create_adjacent,
+ *                    mpitopo_dist_graph_create, mpitopo_graph_create when
+ *                    reorder != 0 on an intracommunicator without a
+ *                    topology, else MPI's own;
+ *   MPI_Graph_map    as MPI_Cart_map: mpitopo_graph_map.
  *
  * Environment, read once (at the first intercepted call):
  *   MPITOPO_DISABLE=1        every call goes to MPI unchanged (any value but
@@ -31,10 +37,12 @@
  * as usual.
  *
  * Errors: mpitopo's negative codes become an MPI error class
- * (MPI_ERR_DIMS, MPI_ERR_ARG, MPI_ERR_NO_MEM, MPI_ERR_OTHER, ...) raised
- * through the error handler of comm (of MPI_COMM_WORLD for
- * MPI_Dims_create, as both Open MPI and MPICH do), so MPI_ERRORS_ARE_FATAL
- * programs abort through MPI and MPI_ERRORS_RETURN programs get the class.
+ * (MPI_ERR_DIMS, MPI_ERR_ARG, MPI_ERR_NO_MEM, MPI_ERR_OTHER, ...; every
+ * bad argument of a graph call is MPI_ERR_ARG, the class Open MPI gives an
+ * out-of-range neighbour) raised through the error handler of comm (of
+ * MPI_COMM_WORLD for MPI_Dims_create, as both Open MPI and MPICH do), so
+ * MPI_ERRORS_ARE_FATAL programs abort through MPI and MPI_ERRORS_RETURN
+ * programs get the class.
  * Just before an abort, mpitopo's message is printed whatever
  * MPITOPO_VERBOSE says. MPI's own error codes pass through unchanged (the
  * failing PMPI call has reported them).
@@ -130,7 +138,7 @@ static int passed_on(const char *func, MPI_Comm comm, const char *why)
     return 0;
 }
 
-/* Whether mpitopo handles a Cartesian call on comm. A communicator MPI
+/* Whether mpitopo handles a topology call on comm. A communicator MPI
  * should reject (MPI_COMM_NULL, an intercommunicator) goes to MPI, so that
  * MPI reports its own error. */
 static int shim_takes(const char *func, MPI_Comm comm, int ndims, int topology_allowed)
@@ -223,6 +231,27 @@ static int dims_error_class(int rc)
     }
 }
 
+/* The MPI error class of a failed graph or dist-graph call. mpitopo
+ * reports every bad argument (a negative degree, a neighbour out of range
+ * or MPI_PROC_NULL, a negative weight) as MPITOPO_ERR_ARG and weights given
+ * on some processes only as MPITOPO_ERR_MISMATCH: both are MPI_ERR_ARG. A
+ * bad info value, a bad MPITOPO_EMULATE or an internal error is
+ * MPI_ERR_OTHER (mpitopo's message tells which). */
+static int graph_error_class(int rc)
+{
+    switch (rc) {
+    case MPITOPO_ERR_NOMEM:
+        return MPI_ERR_NO_MEM;
+    case MPITOPO_ERR_UNSUPPORTED:
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    case MPITOPO_ERR_ARG:
+    case MPITOPO_ERR_MISMATCH:
+        return MPI_ERR_ARG;
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
 int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                               int reorder, MPI_Comm *newcomm)
 {
@@ -266,6 +295,54 @@ int mpitopo__shim_dims_create(int nnodes, int ndims, int dims[])
     return shim_result(func, MPI_COMM_WORLD, rc, dims_error_class(rc));
 }
 
+/* The graph calls take no dimensions: 0 for shim_takes. */
+int mpitopo__shim_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                             const int sourceweights[], int outdegree,
+                                             const int destinations[], const int destweights[],
+                                             MPI_Info info, int reorder, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Dist_graph_create_adjacent";
+    if (!reorder || !shim_takes(func, comm, 0, 0))
+        return PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                               destinations, destweights, info, reorder, newcomm);
+    int rc = mpitopo_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                                destinations, destweights, info, reorder, newcomm);
+    return shim_result(func, comm, rc, graph_error_class(rc));
+}
+
+int mpitopo__shim_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+                                    const int destinations[], const int weights[], MPI_Info info,
+                                    int reorder, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Dist_graph_create";
+    if (!reorder || !shim_takes(func, comm, 0, 0))
+        return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                      reorder, newcomm);
+    int rc = mpitopo_dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                       reorder, newcomm);
+    return shim_result(func, comm, rc, graph_error_class(rc));
+}
+
+int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                               int reorder, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Graph_create";
+    if (!reorder || !shim_takes(func, comm, 0, 0))
+        return PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+    int rc = mpitopo_graph_create(comm, nnodes, index, edges, reorder, newcomm);
+    return shim_result(func, comm, rc, graph_error_class(rc));
+}
+
+int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                            int *newrank)
+{
+    static const char func[] = "MPI_Graph_map";
+    if (!shim_takes(func, comm, 0, 1))
+        return PMPI_Graph_map(comm, nnodes, index, edges, newrank);
+    int rc = mpitopo_graph_map(comm, nnodes, index, edges, newrank);
+    return shim_result(func, comm, rc, graph_error_class(rc));
+}
+
 /* The C bindings. */
 
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
@@ -282,4 +359,33 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
     return mpitopo__shim_dims_create(nnodes, ndims, dims);
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+{
+    return mpitopo__shim_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights,
+                                                    outdegree, destinations, destweights, info,
+                                                    reorder, comm_dist_graph);
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *comm_dist_graph)
+{
+    return mpitopo__shim_dist_graph_create(comm_old, n, sources, degrees, destinations, weights,
+                                           info, reorder, comm_dist_graph);
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *comm_graph)
+{
+    return mpitopo__shim_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
+}
+
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+{
+    return mpitopo__shim_graph_map(comm, nnodes, index, edges, newrank);
 }

@@ -20,6 +20,20 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, cons
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_cart_map(MPI_Comm comm, int ndims, const int dims[],
                                                const int periods[], int *newrank);
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_dims_create(int nnodes, int ndims, int dims[]);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_dist_graph_create_adjacent(
+    MPI_Comm comm, int indegree, const int sources[], const int sourceweights[], int outdegree,
+    const int destinations[], const int destweights[], MPI_Info info, int reorder,
+    MPI_Comm *newcomm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_dist_graph_create(MPI_Comm comm, int n, const int sources[],
+                                                        const int degrees[],
+                                                        const int destinations[],
+                                                        const int weights[], MPI_Info info,
+                                                        int reorder, MPI_Comm *newcomm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, const int index[],
+                                                   const int edges[], int reorder,
+                                                   MPI_Comm *newcomm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[],
+                                                const int edges[], int *newrank);
 
 /* Report an error the shim itself found (e.g. out of memory converting
  * Fortran arrays) through comm's error handler; returns mpi_class. */

@@ -1,6 +1,8 @@
 /*
- * libmpitopo_shim, Fortran bindings of MPI_Cart_create, MPI_Cart_map and
- * MPI_Dims_create. They do what the C bindings of shim.c do.
+ * libmpitopo_shim, Fortran bindings of MPI_Cart_create, MPI_Cart_map,
+ * MPI_Dims_create, MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create,
+ * MPI_Graph_create and MPI_Graph_map. They do what the C bindings of shim.c
+ * do.
  *
  * What a Fortran program calls, and what is covered (Open MPI 4.1 and
  * MPICH 4.0 as built by Debian 12, gfortran 12; found with nm -D and
@@ -33,6 +35,11 @@
  *     mpi_dims_create_f08_ (-> PMPI_Dims_create).
  *   Not intercepted: the profiling entries pmpi_* and pmpir_*_f08_.
  *
+ * The graph calls (dist_graph_create_adjacent, dist_graph_create,
+ * graph_create, graph_map) follow the same pattern on both MPIs: Open MPI's
+ * mpi_x_ and mpi_x_f08_ end in the C PMPI_X, MPICH's mpi_x_ in the C MPI_X
+ * and its mpi_x_f08_ in PMPI_X. All are intercepted.
+ *
  * Both MPIs: every Fortran symbol is defined in the four manglings
  * (mpi_cart_create_, mpi_cart_create__, mpi_cart_create, MPI_CART_CREATE)
  * plus the f08 one (mpi_cart_create_f08_); all take their arguments by
@@ -47,9 +54,14 @@
  * libraries after the user's). The shim must be built against the MPI the
  * program runs with.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dlsym and RTLD_DEFAULT */
+#endif
 #include <mpi.h>
 #include <mpitopo.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "pmpi/shim.h"
@@ -142,7 +154,204 @@ static void f_dims_create(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI
     f_set(ierr, rc);
 }
 
-/* Every name a Fortran compiler may give the three subroutines. Each
+/*
+ * Fortran MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables of the MPI's
+ * Fortran support, recognised by their address only, and each MPI names
+ * them differently (nm -D of its Fortran libraries, checked with programs
+ * of the three bindings on both MPIs):
+ *   Open MPI 4.1  common blocks /mpi_fortran_unweighted/ and
+ *                 /mpi_fortran_weights_empty/, in mpif.h, use mpi and
+ *                 use mpi_f08 alike;
+ *   MPICH 4.0     common blocks /MPIFCMB5/ and /MPIFCMB9/ (mpif.h and
+ *                 use mpi), and the module variables mpi_unweighted and
+ *                 mpi_weights_empty of mpi_f08_link_constants (use mpi_f08;
+ *                 gfortran's module mangling, the one Debian builds with).
+ * The shim looks every candidate name up once with dlsym over the whole
+ * process, which finds the definition the program's own references were
+ * bound to; names of the other MPI are simply not found. Common blocks are
+ * tried in the four manglings, as the subroutines are.
+ */
+#define F_COMMON_NAMES(lower, upper) #lower "_", #lower, #lower "__", #upper
+
+static const char *const f_unweighted_names[] = {
+    F_COMMON_NAMES(mpi_fortran_unweighted, MPI_FORTRAN_UNWEIGHTED),
+    F_COMMON_NAMES(mpifcmb5, MPIFCMB5), "__mpi_f08_link_constants_MOD_mpi_unweighted"};
+static const char *const f_weights_empty_names[] = {
+    F_COMMON_NAMES(mpi_fortran_weights_empty, MPI_FORTRAN_WEIGHTS_EMPTY),
+    F_COMMON_NAMES(mpifcmb9, MPIFCMB9), "__mpi_f08_link_constants_MOD_mpi_weights_empty"};
+
+#define F_NNAMES (sizeof f_unweighted_names / sizeof f_unweighted_names[0])
+_Static_assert(sizeof f_weights_empty_names == sizeof f_unweighted_names,
+               "as many names for MPI_WEIGHTS_EMPTY as for MPI_UNWEIGHTED");
+
+static struct f_specials {
+    const void *unweighted[F_NNAMES];    /* NULL where not found */
+    const void *weights_empty[F_NNAMES];
+} f_specials;
+static pthread_once_t f_specials_once = PTHREAD_ONCE_INIT;
+
+static void f_specials_find(void)
+{
+    for (size_t i = 0; i < F_NNAMES; i++) {
+        f_specials.unweighted[i] = dlsym(RTLD_DEFAULT, f_unweighted_names[i]);
+        f_specials.weights_empty[i] = dlsym(RTLD_DEFAULT, f_weights_empty_names[i]);
+    }
+}
+
+static int f_is_one_of(const void *p, const void *const *addrs)
+{
+    for (size_t i = 0; i < F_NNAMES; i++)
+        if (addrs[i] && addrs[i] == p)
+            return 1;
+    return 0;
+}
+
+/*
+ * The Fortran arrays of the graph calls as C ints. They can hold O(E)
+ * entries, so when MPI_Fint is int (every MPI built with default Fortran
+ * INTEGERs) the Fortran array is used as it is; otherwise it is copied, and
+ * f_conv_free frees the copies. A failed copy sets failed and gives NULL.
+ */
+#define F_CONV_MAX 4
+typedef struct f_conv {
+    int *owned[F_CONV_MAX];
+    int nowned;
+    int failed;
+} f_conv_t;
+
+static const int *f_conv_ints(f_conv_t *c, const MPI_Fint *f, long long n)
+{
+    if (sizeof(MPI_Fint) == sizeof(int) || !f || n <= 0)
+        return (const int *)f;
+    int *v = c->nowned < F_CONV_MAX ? malloc((size_t)n * sizeof *v) : NULL;
+    if (!v) {
+        c->failed = 1;
+        return NULL;
+    }
+    for (long long i = 0; i < n; i++)
+        v[i] = (int)f[i];
+    c->owned[c->nowned++] = v;
+    return v;
+}
+
+/* Weights: Fortran's MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY become C's. */
+static const int *f_conv_weights(f_conv_t *c, const MPI_Fint *w, long long n)
+{
+    pthread_once(&f_specials_once, f_specials_find);
+    if (f_is_one_of(w, f_specials.unweighted))
+        return MPI_UNWEIGHTED;
+    if (f_is_one_of(w, f_specials.weights_empty))
+        return MPI_WEIGHTS_EMPTY;
+    return f_conv_ints(c, w, n);
+}
+
+static void f_conv_free(f_conv_t *c)
+{
+    for (int i = 0; i < c->nowned; i++)
+        free(c->owned[i]);
+    c->nowned = 0;
+}
+
+/* Sum of the n degrees (negative ones count 0: mpitopo reports them). */
+static long long f_sum(const MPI_Fint *degrees, int n)
+{
+    long long total = 0;
+    for (int i = 0; degrees && i < n; i++)
+        total += degrees[i] > 0 ? degrees[i] : 0;
+    return total;
+}
+
+/* Entries of edges[] in an MPI graph of nnodes nodes: index[nnodes - 1]. */
+static long long f_nedges(const MPI_Fint *index, int nnodes)
+{
+    return nnodes > 0 && index ? (long long)index[nnodes - 1] : 0;
+}
+
+static int f_no_mem(const char *func, MPI_Comm comm)
+{
+    return mpitopo__shim_raise(func, comm, MPI_ERR_NO_MEM,
+                               "out of memory converting the Fortran arrays");
+}
+
+static void f_dist_graph_create_adjacent(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources,
+                                         MPI_Fint *sourceweights, MPI_Fint *outdegree,
+                                         MPI_Fint *destinations, MPI_Fint *destweights,
+                                         MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm,
+                                         MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm), cnew = MPI_COMM_NULL;
+    int in = (int)*indegree, out = (int)*outdegree, rc;
+    f_conv_t a = {0};
+    const int *s = f_conv_ints(&a, sources, in), *sw = f_conv_weights(&a, sourceweights, in);
+    const int *d = f_conv_ints(&a, destinations, out), *dw = f_conv_weights(&a, destweights, out);
+    if (a.failed)
+        rc = f_no_mem("MPI_Dist_graph_create_adjacent", c);
+    else
+        rc = mpitopo__shim_dist_graph_create_adjacent(c, in, s, sw, out, d, dw,
+                                                      PMPI_Info_f2c(*info), *reorder != 0, &cnew);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(cnew);
+    f_conv_free(&a);
+    f_set(ierr, rc);
+}
+
+static void f_dist_graph_create(MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees,
+                                MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info,
+                                MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm), cnew = MPI_COMM_NULL;
+    int nsrc = (int)*n, rc;
+    long long nedges = f_sum(degrees, nsrc);
+    f_conv_t a = {0};
+    const int *s = f_conv_ints(&a, sources, nsrc), *deg = f_conv_ints(&a, degrees, nsrc);
+    const int *d = f_conv_ints(&a, destinations, nedges), *w = f_conv_weights(&a, weights, nedges);
+    if (a.failed)
+        rc = f_no_mem("MPI_Dist_graph_create", c);
+    else
+        rc = mpitopo__shim_dist_graph_create(c, nsrc, s, deg, d, w, PMPI_Info_f2c(*info),
+                                             *reorder != 0, &cnew);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(cnew);
+    f_conv_free(&a);
+    f_set(ierr, rc);
+}
+
+static void f_graph_create(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,
+                           MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm), cnew = MPI_COMM_NULL;
+    int nn = (int)*nnodes, rc;
+    f_conv_t a = {0};
+    const int *idx = f_conv_ints(&a, index, nn), *e = f_conv_ints(&a, edges, f_nedges(index, nn));
+    if (a.failed)
+        rc = f_no_mem("MPI_Graph_create", c);
+    else
+        rc = mpitopo__shim_graph_create(c, nn, idx, e, *reorder != 0, &cnew);
+    /* Processes outside the graph get MPI_COMM_NULL, which c2f converts. */
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(cnew);
+    f_conv_free(&a);
+    f_set(ierr, rc);
+}
+
+static void f_graph_map(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,
+                        MPI_Fint *newrank, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    int nn = (int)*nnodes, rank = MPI_UNDEFINED, rc;
+    f_conv_t a = {0};
+    const int *idx = f_conv_ints(&a, index, nn), *e = f_conv_ints(&a, edges, f_nedges(index, nn));
+    if (a.failed)
+        rc = f_no_mem("MPI_Graph_map", c);
+    else
+        rc = mpitopo__shim_graph_map(c, nn, idx, e, &rank);
+    if (rc == MPI_SUCCESS)
+        *newrank = (MPI_Fint)rank;
+    f_conv_free(&a);
+    f_set(ierr, rc);
+}
+
+/* Every name a Fortran compiler may give the subroutines. Each
  * wrapper is declared first for -Wmissing-prototypes. */
 #define SHIM_F_NAMES(X, lower, upper) X(lower##_) X(lower##__) X(lower) X(upper) X(lower##_f08_)
 
@@ -171,3 +380,44 @@ static void f_dims_create(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI
 SHIM_F_NAMES(CART_CREATE, mpi_cart_create, MPI_CART_CREATE)
 SHIM_F_NAMES(CART_MAP, mpi_cart_map, MPI_CART_MAP)
 SHIM_F_NAMES(DIMS_CREATE, mpi_dims_create, MPI_DIMS_CREATE)
+#define DIST_GRAPH_CREATE_ADJACENT(name)                                                       \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,          \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
+    void name(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights,  \
+              MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights,              \
+              MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)            \
+    {                                                                                          \
+        f_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,        \
+                                     destinations, destweights, info, reorder, newcomm, ierr); \
+    }
+#define DIST_GRAPH_CREATE(name)                                                                \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,          \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees,               \
+              MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder,    \
+              MPI_Fint *newcomm, MPI_Fint *ierr)                                               \
+    {                                                                                          \
+        f_dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder,   \
+                            newcomm, ierr);                                                    \
+    }
+#define GRAPH_CREATE(name)                                                                     \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,          \
+              MPI_Fint *);                                                                     \
+    void name(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,              \
+              MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)                            \
+    {                                                                                          \
+        f_graph_create(comm, nnodes, index, edges, reorder, newcomm, ierr);                    \
+    }
+#define GRAPH_MAP(name)                                                                        \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);         \
+    void name(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,              \
+              MPI_Fint *newrank, MPI_Fint *ierr)                                               \
+    {                                                                                          \
+        f_graph_map(comm, nnodes, index, edges, newrank, ierr);                                \
+    }
+
+SHIM_F_NAMES(DIST_GRAPH_CREATE_ADJACENT, mpi_dist_graph_create_adjacent,
+             MPI_DIST_GRAPH_CREATE_ADJACENT)
+SHIM_F_NAMES(DIST_GRAPH_CREATE, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE)
+SHIM_F_NAMES(GRAPH_CREATE, mpi_graph_create, MPI_GRAPH_CREATE)
+SHIM_F_NAMES(GRAPH_MAP, mpi_graph_map, MPI_GRAPH_MAP)

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emulated_nodes.h"
+
 #define MAXP 4096
 
 static const char *name = "shim";
@@ -45,27 +47,6 @@ static int parse_ints(const char *line, const char *key, int *v, int max)
         v[n++] = (int)x;
     }
     return n;
-}
-
-/* Node of every world rank under the emulation (all 0 without it). */
-static int nodes_of_world(int n, int *node)
-{
-    const char *desc = getenv("MPITOPO_EMULATE"), *spec = getenv("MPITOPO_EMULATE_PLACEMENT");
-    memset(node, 0, (size_t)n * sizeof *node);
-    if (!desc || !*desc)
-        return 0;
-    mpitopo_machine_t *m = NULL;
-    int leaf[MAXP], level = -1, rc = mpitopo_machine_from_string(desc, &m);
-    if (rc == 0)
-        rc = mpitopo_placement(m, n, spec && *spec ? spec : "block", leaf);
-    if (rc == 0)
-        rc = mpitopo_machine_node_level(m, &level);
-    for (int w = 0; rc == 0 && level >= 0 && w < n; w++)
-        rc = mpitopo_machine_unit_of(m, level, leaf[w], &node[w]);
-    if (rc != 0)
-        fprintf(stderr, "check_cart: emulation: %s\n", mpitopo_last_error());
-    mpitopo_machine_destroy(&m);
-    return rc;
 }
 
 /* Directed grid-neighbour pairs (both directions of both dimensions,
@@ -125,7 +106,7 @@ int main(int argc, char **argv)
         for (int c = 0; c < n; c++)
             if (cmap[woc[c]] != c)
                 return fail("MPI_Cart_map disagrees with MPI_Cart_create", NULL);
-    if (nodes_of_world(n, node) != 0)
+    if (nodes_of_world(n, node, MAXP) != 0)
         return fail("cannot compute the emulated nodes", NULL);
 
     int identity = 1;

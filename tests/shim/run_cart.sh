@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Run one shim test: a plain MPI program, with or without the shim
-# preloaded, then check_cart on its output.
+# preloaded, then the checker (check_cart or check_graph) on its output.
 #   run_cart.sh NAME EXPECT MAP NP PROGRAM [ARGS...]
 # From the environment (set by ctest):
 #   SHIM_FLAVOR    openmpi or mpich
 #   SHIM_MPIEXEC   the launcher
 #   SHIM_PRELOAD   libraries to preload into the MPI processes only (not into
 #                  the launcher), separated by ':'; empty for none
-#   SHIM_CHECK     the check_cart program
+#   SHIM_CHECK     the checker program
 # and the MPITOPO_* settings of the run.
 set -euo pipefail
 name=$1 expect=$2 map=$3 np=$4

@@ -6,6 +6,7 @@
  *                    MPI_Dims_create as MPITOPO_DIMS says, error classes,
  *                    the communicator's error handler, and the Fortran
  *                    entry points called from C (an absent f08 ierror);
+ *                    the same for the graph and dist-graph calls;
  *   shim_api envfail with a bad MPITOPO_EMULATE: every process gets
  *                    MPI_ERR_OTHER, through the error handler;
  *   shim_api fatal   an error under MPI_ERRORS_ARE_FATAL: MPI aborts the
@@ -22,6 +23,11 @@
 void mpi_cart_create_f08_(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
                           MPI_Fint *);
 void mpi_dims_create_(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+void mpi_dist_graph_create_adjacent_(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                                     MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                                     MPI_Fint *);
+void mpi_graph_create_f08_(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                           MPI_Fint *);
 
 static int error_class(int rc)
 {
@@ -170,6 +176,140 @@ static void check_errors(MPI_Comm world)
     }
 }
 
+/* Rings of 4 consecutive ranks: on round-robin nodes the world order has
+ * every ring across nodes, so reorder = 1 must move processes. */
+static int ring_next(int v) { return v - v % 4 + (v % 4 + 1) % 4; }
+static int ring_prev(int v) { return v - v % 4 + (v % 4 + 3) % 4; }
+
+static int moved(MPI_Comm comm)
+{
+    int size, n = 0, *w = mt_world_ranks(comm);
+    MPI_Comm_size(comm, &size);
+    for (int r = 0; r < size; r++)
+        n += w[r] != r;
+    free(w);
+    return n;
+}
+
+/* The graph calls are intercepted (reordered), reorder = 0 goes to MPI,
+ * MPI_Graph_map agrees with MPI_Graph_create, and the Fortran entries give
+ * the C result (the f08 one with its optional ierror absent). */
+static void check_graph_interception(MPI_Comm world)
+{
+    int size, rank;
+    MPI_Comm_size(world, &size);
+    MPI_Comm_rank(world, &rank);
+    if (size % 4 != 0)
+        return;
+    int nb[2] = {ring_prev(rank), ring_next(rank)}, rank_in;
+    MPI_Comm g = MPI_COMM_NULL, plain = MPI_COMM_NULL;
+    MPI_Dist_graph_create_adjacent(world, 2, nb, MPI_UNWEIGHTED, 2, nb, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 1, &g);
+    MT_CHECK(g != MPI_COMM_NULL && moved(g) > 0,
+             "MPI_Dist_graph_create_adjacent(reorder = 1) kept the world order: not intercepted?");
+    MPI_Dist_graph_create_adjacent(world, 2, nb, MPI_UNWEIGHTED, 2, nb, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &plain);
+    MT_CHECK(plain != MPI_COMM_NULL && moved(plain) == 0,
+             "MPI_Dist_graph_create_adjacent(reorder = 0) moved processes");
+
+    int *index = malloc((size_t)size * sizeof(int)), *edges = malloc((size_t)2 * size * sizeof(int));
+    for (int v = 0; v < size; v++) {
+        index[v] = 2 * (v + 1);
+        edges[2 * v] = ring_next(v);
+        edges[2 * v + 1] = ring_prev(v);
+    }
+    MPI_Comm gr = MPI_COMM_NULL, fgr;
+    int mapped = -1, grank = -1;
+    MPI_Graph_create(world, size, index, edges, 1, &gr);
+    MT_CHECK(gr != MPI_COMM_NULL && moved(gr) > 0, "MPI_Graph_create(reorder = 1) kept the order");
+    MPI_Graph_map(world, size, index, edges, &mapped);
+    if (gr != MPI_COMM_NULL)
+        MPI_Comm_rank(gr, &grank);
+    MT_CHECK(mapped == grank, "MPI_Graph_map gives %d, MPI_Graph_create %d", mapped, grank);
+
+    MPI_Fint fw = MPI_Comm_c2f(world), fn = size, fre = 1, fnew;
+    mpi_graph_create_f08_(&fw, &fn, index, edges, &fre, &fnew, NULL);
+    fgr = MPI_Comm_f2c(fnew);
+    MPI_Comm_rank(fgr, &rank_in);
+    MT_CHECK(rank_in == grank, "mpi_graph_create_f08_ gives rank %d, MPI_Graph_create %d", rank_in,
+             grank);
+    MPI_Comm_free(&fgr);
+    free(index);
+    free(edges);
+    if (gr != MPI_COMM_NULL)
+        MPI_Comm_free(&gr);
+    if (plain != MPI_COMM_NULL)
+        MPI_Comm_free(&plain);
+    if (g != MPI_COMM_NULL)
+        MPI_Comm_free(&g);
+}
+
+/* Bad graphs with reorder = 1: MPI_ERR_ARG on every process, through the
+ * error handler, never a crash. */
+static void check_graph_errors(MPI_Comm world)
+{
+    int size, rank, newrank;
+    MPI_Comm_size(world, &size);
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm comm, out = MPI_COMM_NULL;
+    MPI_Comm_dup(world, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int bad[1] = {size}, neg[1] = {-1}, one[1] = {1}, me[1] = {rank}, w1[1] = {5};
+    CHECK_CLASS(MPI_Dist_graph_create_adjacent(comm, 1, bad, MPI_UNWEIGHTED, 0, NULL,
+                                               MPI_UNWEIGHTED, MPI_INFO_NULL, 1, &out),
+                MPI_ERR_ARG, "MPI_Dist_graph_create_adjacent with source = size");
+    /* Only rank 0 is wrong: every process still fails, none hangs. */
+    const int *dst = rank == 0 ? neg : me;
+    CHECK_CLASS(MPI_Dist_graph_create_adjacent(comm, 0, NULL, MPI_UNWEIGHTED, 1, dst,
+                                               MPI_UNWEIGHTED, MPI_INFO_NULL, 1, &out),
+                MPI_ERR_ARG, "MPI_Dist_graph_create_adjacent with destination -1 on rank 0");
+    CHECK_CLASS(MPI_Dist_graph_create(comm, 1, me, one, bad, MPI_UNWEIGHTED, MPI_INFO_NULL, 1,
+                                      &out),
+                MPI_ERR_ARG, "MPI_Dist_graph_create with destination = size");
+    /* Weights on even ranks, MPI_UNWEIGHTED on odd ones. */
+    CHECK_CLASS(MPI_Dist_graph_create(comm, 1, me, one, me, rank % 2 ? MPI_UNWEIGHTED : w1,
+                                      MPI_INFO_NULL, 1, &out),
+                MPI_ERR_ARG, "MPI_Dist_graph_create with weights on some processes only");
+    int index[2] = {1, 2}, edges[2] = {1, size + 5};
+    CHECK_CLASS(MPI_Graph_create(comm, 2, index, edges, 1, &out), MPI_ERR_ARG,
+                "MPI_Graph_create with an edge to size + 5");
+    CHECK_CLASS(MPI_Graph_map(comm, 2, index, edges, &newrank), MPI_ERR_ARG,
+                "MPI_Graph_map with an edge to size + 5");
+    MT_CHECK(out == MPI_COMM_NULL, "a communicator was returned on failure");
+
+    /* The Fortran binding reports through ierror. */
+    MPI_Fint fc = MPI_Comm_c2f(comm), fin = 1, fout = 0, fre = 1, finfo = MPI_Info_c2f(MPI_INFO_NULL);
+    MPI_Fint fsrc[1] = {size}, fw[1] = {1}, fnew = -1, ierr = MPI_SUCCESS;
+    mpi_dist_graph_create_adjacent_(&fc, &fin, fsrc, fw, &fout, fsrc, fw, &finfo, &fre, &fnew,
+                                    &ierr);
+    CHECK_CLASS(ierr, MPI_ERR_ARG, "mpi_dist_graph_create_adjacent_ with source = size");
+
+    /* The handler is called once, with the code that is returned. */
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(count_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+    MPI_Errhandler_free(&eh);
+    handler_calls = 0;
+    int rc = MPI_Graph_create(comm, 2, index, edges, 1, &out);
+    MT_CHECK(handler_calls == 1 && handler_code == rc,
+             "error handler called %d times with %d; MPI_Graph_create returned %d", handler_calls,
+             handler_code, rc);
+    MPI_Comm_free(&comm);
+
+    /* An intercommunicator goes to MPI, which reports its own error. */
+    if (size >= 2) {
+        MPI_Comm half, inter;
+        MPI_Comm_split(world, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, world, rank % 2 ? 0 : 1, 8, &inter);
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        CHECK_CLASS(MPI_Dist_graph_create_adjacent(inter, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
+                                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 1, &out),
+                    MPI_ERR_COMM, "MPI_Dist_graph_create_adjacent on an intercommunicator");
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+}
+
 /* A bad MPITOPO_EMULATE: MPI_ERR_OTHER everywhere, through the handler. */
 static void check_env_failure(MPI_Comm world)
 {
@@ -181,6 +321,11 @@ static void check_env_failure(MPI_Comm world)
                 "MPI_Cart_create with a bad MPITOPO_EMULATE");
     CHECK_CLASS(MPI_Cart_map(world, 1, dims, periods, &newrank), MPI_ERR_OTHER,
                 "MPI_Cart_map with a bad MPITOPO_EMULATE");
+    int self[1];
+    MPI_Comm_rank(world, self);
+    CHECK_CLASS(MPI_Dist_graph_create_adjacent(world, 1, self, MPI_UNWEIGHTED, 1, self,
+                                               MPI_UNWEIGHTED, MPI_INFO_NULL, 1, &out),
+                MPI_ERR_OTHER, "MPI_Dist_graph_create_adjacent with a bad MPITOPO_EMULATE");
     MT_CHECK(out == MPI_COMM_NULL, "a communicator was returned on failure");
     MT_CHECK(MPI_Cart_create(world, 1, dims, periods, 0, &out) == MPI_SUCCESS,
              "MPI_Cart_create(reorder = 0) should not need the emulation");
@@ -209,6 +354,8 @@ int main(int argc, char **argv)
         check_dims();
         check_interception(MPI_COMM_WORLD);
         check_errors(MPI_COMM_WORLD);
+        check_graph_interception(MPI_COMM_WORLD);
+        check_graph_errors(MPI_COMM_WORLD);
     }
     int rc = mt_finish(!strcmp(mode, "envfail") ? "shim_api.envfail" : "shim_api");
     MPI_Finalize();
