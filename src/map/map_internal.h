@@ -26,6 +26,42 @@ int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_
                         const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+int mpitopo__map_tree(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                      const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+
+#ifdef MPITOPO_HAVE_SCOTCH
+int mpitopo__map_scotch(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                        const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+#endif
+#ifdef MPITOPO_HAVE_METIS
+int mpitopo__map_metis(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+#endif
+
+/* What the Scotch and METIS mappers share (backends.c). The graph is the
+ * pattern made undirected: self edges dropped, u->v and v->u merged into
+ * one arc each way carrying their summed weight, as 32-bit integers >= 1
+ * scaled so that their total stays within `budget`. */
+typedef struct mpitopo__bk_graph {
+    int n;
+    int *xadj; /* n + 1 */
+    int *adj;  /* xadj[n] */
+    int *wgt;  /* xadj[n] */
+} mpitopo__bk_graph_t;
+int mpitopo__bk_graph_build(const mpitopo_pattern_t *pattern, mpitopo_weight_t weight, long long budget,
+                            mpitopo__bk_graph_t *g);
+void mpitopo__bk_graph_free(mpitopo__bk_graph_t *g);
+/* Leaves of unit `unit` of `level` among the first nprocs (the leaves the
+ * backends fill). */
+int mpitopo__bk_capacity(const mpitopo_machine_t *m, int nprocs, int level, int unit);
+/* leaf[p] stands for p's unit at every level; when the counts of the units
+ * of level-1 are exact, make those of `level` exact by moving processes
+ * from overfull units to underfull siblings, best gain first. */
+int mpitopo__bk_repair_level(const mpitopo_machine_t *m, const mpitopo__bk_graph_t *g, int nprocs, int level,
+                             int *leaf);
+/* With exact counts at the level above the leaves, give each process its
+ * own leaf (in process order within each parent). */
+int mpitopo__bk_assign_leaves(const mpitopo_machine_t *m, int nprocs, int *leaf);
 
 /* The never-worse guard: replace leaf_of_proc by options->launch (block
  * when NULL) unless it costs strictly less under options->weight; *kept

@@ -18,6 +18,15 @@ static const struct entry {
     {{"random", "uniformly random placement; random:SEED (default: the options' seed)", 0}, mpitopo__map_random, 1},
     {{"cart", "Cartesian grids: nested boxes per level (best node box), else exact-capacity bisection", 1},
      mpitopo__map_cart, 0},
+    {{"tree", "any pattern: best of top-down exact-capacity bisection + FM and bottom-up TreeMatch grouping; "
+              "tree:topdown, tree:bottomup run one", 0}, mpitopo__map_tree, 1},
+#ifdef MPITOPO_HAVE_SCOTCH
+    {{"scotch", "Scotch static mapping onto the machine tree (tleaf), then exact-capacity repair", 0},
+     mpitopo__map_scotch, 0},
+#endif
+#ifdef MPITOPO_HAVE_METIS
+    {{"metis", "METIS k-way per level of the machine tree, then exact-capacity repair", 0}, mpitopo__map_metis, 0},
+#endif
 };
 #define NMAPPERS ((int)(sizeof mappers / sizeof mappers[0]))
 
