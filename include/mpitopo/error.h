@@ -61,6 +61,10 @@ typedef struct mpitopo_allocator {
     void (*free_fn)(void *ptr);
 } mpitopo_allocator_t;
 int mpitopo_set_allocator(const mpitopo_allocator_t *allocator);
+/* Release memory the library allocated for the caller (the arrays of
+ * mpitopo_pattern_adjacent, say) through the allocator above. NULL is
+ * ignored. */
+void mpitopo_free(void *ptr);
 
 /* Version of the library actually linked (the macros in <mpitopo/version.h>
  * give the version compiled against). Any out-pointer may be NULL. Returns

@@ -164,6 +164,23 @@ static inline double mpitopo_edge_weight(mpitopo_weight_t weight, double bytes, 
 int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart, int *ndims,
                               int *dims, int *periods);
 
+/*
+ * The arguments of MPI_Dist_graph_create_adjacent for process `proc` of a
+ * pattern (a traced one, say): its in-neighbours (sources) and
+ * out-neighbours (destinations) in increasing rank order, self edges
+ * included, with integer weights from `weight`. Weights are rounded to the
+ * nearest integer and at least 1 (an edge in the pattern is communication);
+ * when the pattern's largest weight exceeds INT_MAX all weights are scaled
+ * by INT_MAX / largest first, the same on every process. The arrays are
+ * allocated by the library (free them with mpitopo_free; any may be NULL
+ * on return when its degree is 0). Time O(E) (in-edges need a scan); memory
+ * O(degree). Errors: MPITOPO_ERR_ARG (NULL pointers, bad weight),
+ * MPITOPO_ERR_RANGE (proc out of [0, nprocs)), MPITOPO_ERR_NOMEM.
+ */
+int mpitopo_pattern_adjacent(const mpitopo_pattern_t *pattern, int proc, mpitopo_weight_t weight,
+                             int *indegree, int **sources, int **sourceweights, int *outdegree,
+                             int **destinations, int **destweights);
+
 #ifdef __cplusplus
 }
 #endif

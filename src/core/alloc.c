@@ -60,3 +60,8 @@ char *mpitopo__strdup(const char *s)
         memcpy(d, s, n);
     return d;
 }
+
+void mpitopo_free(void *ptr)
+{
+    mpitopo__free(ptr);
+}
