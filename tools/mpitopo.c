@@ -17,6 +17,7 @@ static const char *main_help =
     "\n"
     "commands:\n"
     "  eval      print the metrics of one or more mappers side by side\n"
+    "  map       map a (traced) pattern and write a rank placement for a launcher\n"
     "  mappers   list the available mappers\n"
     "  dims      Cartesian dimensions for N processes, balanced or node-aware\n"
     "  version   print the version of mpitopo\n"
@@ -536,12 +537,326 @@ static int cmd_dims(int argc, char **argv)
     return 0;
 }
 
+static const char *map_help =
+    "usage: mpitopo map --pattern FILE|DESC --machine DESC [options]\n"
+    "\n"
+    "Maps the processes of a communication pattern (a file written by the\n"
+    "tracer libmpitopo_trace.so, or a description as for 'mpitopo eval') onto\n"
+    "a machine and writes the placement in a launcher's format, for running\n"
+    "the unmodified program with a better rank placement. The launch\n"
+    "placement is kept when the mapper does not lower the weighted cost.\n"
+    "\n"
+    "options:\n"
+    "  --pattern FILE|DESC  the communication pattern (see 'mpitopo eval --help')\n"
+    "  --machine DESC     levels from the network down to cores, e.g. \"node:4 core:16\";\n"
+    "                     the level called \"node\" is the compute node (host)\n"
+    "  --mapper NAME      the mapper (default tree; see 'mpitopo mappers')\n"
+    "  --weights W        bytes (default), messages or unit\n"
+    "  --launch L         how ranks would be placed without the file, the\n"
+    "                     placement to beat: block (default) or rr\n"
+    "  --format F         plain (default): one line \"RANK LEAF NODE\" per rank;\n"
+    "                     openmpi-rankfile: \"rank R=HOST slot=S\" lines, S the\n"
+    "                       core index inside the node (mpirun --rankfile FILE);\n"
+    "                     mpich-hosts: a Hydra machine file, one \"HOST:1\" line per\n"
+    "                       rank in rank order (mpiexec -f FILE -n N);\n"
+    "                     cray-rank-order: an MPICH_RANK_ORDER file, the ranks in\n"
+    "                       slot order, comma-separated (the i-th number is the rank\n"
+    "                       on the i-th slot; MPICH_RANK_REORDER_METHOD=3); empty\n"
+    "                       slots are skipped\n"
+    "  --hosts H1,H2,...  host names of the nodes, in node order (default node0,\n"
+    "                     node1, ...); at least one per node of the machine\n"
+    "  --output FILE      write there instead of standard output\n"
+    "  --verbose          print the weighted cost and the off-node weight of the\n"
+    "                     launch placement and of the result on stderr\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Example: mpitopo map --pattern mpitopo-trace.txt --machine \"node:8 core:8\" \\\n"
+    "             --launch rr --format openmpi-rankfile --output ranks.txt\n"
+    "\n"
+    "exit status: 0 on success, 1 on a usage or input error (with a message).\n";
+
+typedef enum map_format { FMT_PLAIN, FMT_OPENMPI, FMT_MPICH, FMT_CRAY } map_format_t;
+
+typedef struct map_args {
+    const char *machine, *pattern, *mapper, *launch, *hosts, *output;
+    mpitopo_weight_t weight;
+    map_format_t format;
+    int verbose;
+} map_args_t;
+
+static int parse_format(const char *s, map_format_t *f)
+{
+    static const char *names[] = {"plain", "openmpi-rankfile", "mpich-hosts", "cray-rank-order"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) {
+            *f = (map_format_t)i;
+            return 0;
+        }
+    return usage_error("--format '%s': expected plain, openmpi-rankfile, mpich-hosts or cray-rank-order", s);
+}
+
+/* The value of option o into its field; 1 after a usage error. */
+static int map_option(map_args_t *a, const char *o, const char *value)
+{
+    const char **slot = !strcmp(o, "--machine")  ? &a->machine
+                        : !strcmp(o, "--pattern") ? &a->pattern
+                        : !strcmp(o, "--mapper")  ? &a->mapper
+                        : !strcmp(o, "--hosts")   ? &a->hosts
+                        : !strcmp(o, "--output")  ? &a->output
+                        : !strcmp(o, "--launch")  ? &a->launch
+                                                  : NULL;
+    if (!slot && strcmp(o, "--weights") && strcmp(o, "--format"))
+        return usage_error("unknown option '%s'", o);
+    if (!value)
+        return usage_error("option '%s' needs a value", o);
+    if (slot)
+        *slot = value;
+    else if (!strcmp(o, "--format"))
+        return parse_format(value, &a->format);
+    else if (mpitopo_weight_from_string(value, &a->weight) != MPITOPO_SUCCESS)
+        return usage_error("--weights '%s': expected bytes, messages or unit", value);
+    if (slot == &a->launch && strcmp(value, "block") && strcmp(value, "rr"))
+        return usage_error("--launch '%s': expected block or rr", value);
+    return 0;
+}
+
+static int parse_map_args(int argc, char **argv, map_args_t *a, int *done)
+{
+    *a = (map_args_t){.mapper = "tree", .launch = "block", .weight = MPITOPO_WEIGHT_BYTES};
+    *done = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(map_help, stdout);
+            *done = 1;
+            return 0;
+        }
+        if (!strcmp(argv[i], "--verbose")) {
+            a->verbose = 1;
+            continue;
+        }
+        if (map_option(a, argv[i], i + 1 < argc ? argv[i + 1] : NULL))
+            return 1;
+        i++;
+    }
+    if (!a->machine)
+        return usage_error("%s", "map needs --machine DESC");
+    if (!a->pattern)
+        return usage_error("%s", "map needs --pattern FILE|DESC");
+    return 0;
+}
+
+/* Where a leaf is: its node (0 when the machine has no "node" level) and
+ * its index inside the node. */
+static void leaf_place(const mpitopo_machine_t *m, int node_level, int leaf, int *node, int *slot)
+{
+    int first = 0, count;
+    *node = 0;
+    if (node_level >= 0) {
+        mpitopo_machine_unit_of(m, node_level, leaf, node);
+        mpitopo_machine_unit_leaves(m, node_level, *node, &first, &count);
+    }
+    *slot = leaf - first;
+}
+
+/* Host names: --hosts split at commas (pointers into a copy), or NULL for
+ * the default node<i>. */
+static char **host_names(const char *list, int nnodes, char **copy)
+{
+    *copy = NULL;
+    if (!list)
+        return NULL;
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    char **names = malloc((size_t)n * sizeof *names);
+    *copy = malloc(strlen(list) + 1);
+    if (!names || !*copy) {
+        free(names);
+        free(*copy);
+        *copy = NULL;
+        fprintf(stderr, "mpitopo: out of memory\n");
+        return NULL;
+    }
+    strcpy(*copy, list);
+    n = 0;
+    for (char *tok = *copy, *end; tok; tok = end) {
+        end = strchr(tok, ',');
+        if (end)
+            *end++ = '\0';
+        names[n++] = tok;
+    }
+    for (int i = 0; i < n; i++)
+        if (!names[i][0] || strpbrk(names[i], " \t=:")) {
+            fprintf(stderr, "mpitopo: --hosts '%s': host %d is empty or contains a blank, '=' or ':'\n",
+                    list, i);
+            goto bad;
+        }
+    if (n < nnodes) {
+        fprintf(stderr, "mpitopo: --hosts '%s': %d host names for %d nodes\n", list, n, nnodes);
+        goto bad;
+    }
+    return names;
+bad:
+    free(names);
+    free(*copy);
+    *copy = NULL;
+    return NULL;
+}
+
+static void host_name(char *const *names, int node, char *buf, size_t size)
+{
+    if (names)
+        snprintf(buf, size, "%s", names[node]);
+    else
+        snprintf(buf, size, "node%d", node);
+}
+
+/* The ranks in leaf (slot) order, comma-separated. */
+static int write_cray(FILE *out, const mpitopo_machine_t *m, int nprocs, const int *leaves)
+{
+    int nleaves;
+    mpitopo_machine_nleaves(m, &nleaves);
+    int *rank_at = malloc((size_t)nleaves * sizeof *rank_at);
+    if (!rank_at) {
+        fprintf(stderr, "mpitopo: out of memory\n");
+        return 1;
+    }
+    for (int l = 0; l < nleaves; l++)
+        rank_at[l] = -1;
+    for (int p = 0; p < nprocs; p++)
+        rank_at[leaves[p]] = p;
+    const char *sep = "";
+    for (int l = 0; l < nleaves; l++)
+        if (rank_at[l] >= 0) {
+            fprintf(out, "%s%d", sep, rank_at[l]);
+            sep = ",";
+        }
+    fputc('\n', out);
+    free(rank_at);
+    return 0;
+}
+
+static int write_placement(FILE *out, const map_args_t *a, const mpitopo_machine_t *m, int nprocs,
+                           const int *leaves)
+{
+    int node_level, nnodes = 1;
+    mpitopo_machine_node_level(m, &node_level);
+    if (node_level >= 0)
+        mpitopo_machine_level(m, node_level, NULL, NULL, &nnodes, NULL, NULL);
+    if (a->format == FMT_CRAY)
+        return write_cray(out, m, nprocs, leaves);
+    char *copy = NULL, **names = host_names(a->hosts, nnodes, &copy);
+    if (a->hosts && !names)
+        return 1;
+    if (a->format == FMT_MPICH)
+        fprintf(out, "# mpitopo map: one line per rank, in rank order (mpiexec -f FILE -n %d)\n", nprocs);
+    for (int p = 0; p < nprocs; p++) {
+        int node, slot;
+        char host[256];
+        leaf_place(m, node_level, leaves[p], &node, &slot);
+        host_name(names, node, host, sizeof host);
+        if (a->format == FMT_PLAIN)
+            fprintf(out, "%d %d %d\n", p, leaves[p], node);
+        else if (a->format == FMT_OPENMPI)
+            fprintf(out, "rank %d=%s slot=%d\n", p, host, slot);
+        else
+            fprintf(out, "%s:1\n", host);
+    }
+    free(names);
+    free(copy);
+    return 0;
+}
+
+/* Weighted cost and weight crossing the node level of a placement. */
+static int placement_metrics(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
+                             mpitopo_weight_t w, const int *leaves, double *cost, double *offnode)
+{
+    mpitopo_metrics_t mt;
+    int node_level, rc = mpitopo_metrics_compute(m, pat, leaves, w, &mt);
+    if (rc != MPITOPO_SUCCESS)
+        return fail("metrics", rc);
+    mpitopo_machine_node_level(m, &node_level);
+    *cost = mt.cost;
+    *offnode = node_level >= 0 ? mt.levels[node_level].weight_crossing : 0;
+    return 0;
+}
+
+static int report_map(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
+                      const int *launch, const int *leaves, int kept)
+{
+    double c0, o0, c1, o1;
+    if (placement_metrics(m, pat, a->weight, launch, &c0, &o0) ||
+        placement_metrics(m, pat, a->weight, leaves, &c1, &o1))
+        return 1;
+    fprintf(stderr, "mpitopo map: %s from %s launch (%s weights): cost %.6g -> %.6g, off-node weight %.6g -> %.6g%s\n",
+            a->mapper, a->launch, mpitopo_weight_name(a->weight), c0, c1, o0, o1,
+            kept ? " (kept the launch placement: the mapper did not lower the cost)" : "");
+    return 0;
+}
+
+static int map_and_write(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat)
+{
+    int nprocs, nleaves, kept = 0, status = 0, rc;
+    mpitopo_pattern_nprocs(pat, &nprocs);
+    mpitopo_machine_nleaves(m, &nleaves);
+    if (nprocs > nleaves) {
+        fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
+        return 1;
+    }
+    int *launch = malloc((size_t)nprocs * sizeof *launch);
+    int *leaves = malloc((size_t)nprocs * sizeof *leaves);
+    FILE *out = NULL;
+    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+    opt.weight = a->weight;
+    opt.launch = launch;
+    opt.never_worse = 1;
+    if (!launch || !leaves)
+        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
+    else if ((rc = mpitopo_placement(m, nprocs, a->launch, launch)) != MPITOPO_SUCCESS)
+        status = fail("--launch", rc);
+    else if ((rc = mpitopo_map(a->mapper, m, pat, &opt, leaves, &kept)) != MPITOPO_SUCCESS)
+        status = fail(a->mapper, rc);
+    else if (a->verbose)
+        status = report_map(a, m, pat, launch, leaves, kept);
+    if (!status && !(out = a->output ? fopen(a->output, "w") : stdout))
+        status = (fprintf(stderr, "mpitopo: --output '%s': %s\n", a->output, strerror(errno)), 1);
+    if (!status)
+        status = write_placement(out, a, m, nprocs, leaves);
+    /* Close (or flush) even after an error, hence | rather than ||. */
+    if (out && (ferror(out) | (out != stdout ? fclose(out) : fflush(out))) && !status)
+        status = (fprintf(stderr, "mpitopo: writing %s failed\n", a->output ? a->output : "the output"), 1);
+    free(launch);
+    free(leaves);
+    return status;
+}
+
+static int cmd_map(int argc, char **argv)
+{
+    map_args_t a;
+    int done;
+    if (parse_map_args(argc, argv, &a, &done))
+        return 1;
+    if (done)
+        return 0;
+    eval_args_t in = {.machine = a.machine, .pattern = a.pattern};
+    mpitopo_machine_t *machine = NULL;
+    mpitopo_pattern_t *pattern = NULL;
+    int status = load_inputs(&in, &machine, &pattern);
+    if (!status)
+        status = map_and_write(&a, machine, pattern);
+    mpitopo_machine_destroy(&machine);
+    mpitopo_pattern_destroy(&pattern);
+    return status;
+}
+
 static const char *help_of(const char *cmd)
 {
     if (!strcmp(cmd, "dims"))
         return dims_help;
     if (!strcmp(cmd, "eval"))
         return eval_help;
+    if (!strcmp(cmd, "map"))
+        return map_help;
     if (!strcmp(cmd, "mappers"))
         return mappers_help;
     if (!strcmp(cmd, "version"))
@@ -567,6 +882,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "eval"))
         return cmd_eval(argc - 2, argv + 2);
+    if (!strcmp(cmd, "map"))
+        return cmd_map(argc - 2, argv + 2);
     if (!strcmp(cmd, "mappers"))
         return cmd_mappers(argc - 2, argv + 2);
     if (!strcmp(cmd, "dims"))

@@ -92,5 +92,62 @@ expect_error mapper-arg "takes no argument" "$cli" eval --machine "node:4 core:4
 expect_error huge-seed "--seed" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --seed 99999999999999999999
 expect_error bad-weight "--weight" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --weight kg
 
+# mpitopo map: rings of 8 on 2 nodes of 8 cores, launched round-robin
+# (every ring edge off-node): the placement puts each ring on one host.
+# same_host NAME: $out holds "RANK HOST" pairs (16 ranks); ranks 0-7 share
+# one host, 8-15 another, and no (host, slot) repeats when a slot is given.
+same_host() {
+  if ! awk -v name="$1" '
+      { host[$1] = $2; if (NF > 2) { if (seen[$2 " " $3]++) { print "FAIL " name ": slot " $2 " " $3 " twice"; bad = 1 } } n++ }
+      END {
+        if (n != 16) { print "FAIL " name ": " n " ranks, expected 16"; exit 1 }
+        for (r = 0; r < 16; r++) if (host[r] != host[r < 8 ? 0 : 8]) { print "FAIL " name ": rank " r " on " host[r]; exit 1 }
+        if (host[0] == host[8]) { print "FAIL " name ": both rings on " host[0]; exit 1 }
+        exit bad
+      }' <<<"$pairs"; then failures=$((failures + 1)); echo "$out"; fi
+}
+ring=(--pattern ring:16:8 --machine "node:2 core:8" --launch rr)
+check map-plain "$cli" map "${ring[@]}" --format plain
+pairs=$(awk '{ print $1, $3 }' <<<"$out"); same_host map-plain
+# The same with the launch placement as the format shows it: rings split.
+check map-plain-identity "$cli" map "${ring[@]}" --mapper identity
+if [ "$(awk '$1 == 1 { print $3 }' <<<"$out")" = "$(awk '$1 == 0 { print $3 }' <<<"$out")" ]; then
+  echo "FAIL map-plain-identity: rr launch should put ranks 0 and 1 on different nodes"; failures=$((failures + 1))
+fi
+check map-openmpi "$cli" map "${ring[@]}" --format openmpi-rankfile --hosts alpha,beta
+pairs=$(sed -n 's/^rank \([0-9]*\)=\([a-z]*\) slot=\([0-7]\)$/\1 \2 \3/p' <<<"$out"); same_host map-openmpi
+expect_in map-openmpi "=alpha slot="
+expect_in map-openmpi "=beta slot="
+check map-mpich "$cli" map "${ring[@]}" --format mpich-hosts
+pairs=$(grep -v '^#' <<<"$out" | sed -n 's/^\(node[01]\):1$/\1/p' | awk '{ print NR - 1, $1 }'); same_host map-mpich
+check map-cray "$cli" map "${ring[@]}" --format cray-rank-order
+# Slots 0-7 are node 0: the i-th number is the rank on slot i.
+pairs=$(tr ',' '\n' <<<"$out" | awk '{ print $1, (NR <= 8 ? "n0" : "n1") }'); same_host map-cray
+if [ "$(tr ',' '\n' <<<"$out" | sort -n | tr '\n' ' ')" != "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 " ]; then
+  echo "FAIL map-cray: not a permutation: $out"; failures=$((failures + 1))
+fi
+# A traced pattern file, --output and --verbose.
+tmp=$(mktemp -d)
+check map-file "$cli" map --pattern "$data/pattern_ring8.txt" --machine "node:2 core:4" --launch rr \
+  --weights messages --output "$tmp/ranks.txt" --verbose
+expect_in map-file "mpitopo map: tree from rr launch (messages weights): cost "
+expect_in map-file "off-node weight "
+if [ "$(wc -l <"$tmp/ranks.txt")" != 8 ]; then echo "FAIL map-file: $tmp/ranks.txt:"; cat "$tmp/ranks.txt"; failures=$((failures + 1)); fi
+check map-help "$cli" map --help
+expect_in map-help "cray-rank-order"
+printf 'mpitopo-pattern 1 4\n0 1 10 1\n0 9 1 1\n' >"$tmp/bad.txt"
+expect_error map-bad-file "bad.txt:3" "$cli" map --pattern "$tmp/bad.txt" --machine "node:2 core:2"
+expect_error map-missing-file "/nonexistent" "$cli" map --pattern /nonexistent --machine "node:2 core:2"
+expect_error map-bad-format "--format 'rankfile': expected plain" "$cli" map "${ring[@]}" --format rankfile
+expect_error map-too-many "16 processes but the machine only 8 leaves" "$cli" map --pattern ring:16:8 --machine "node:2 core:4"
+expect_error map-hosts "1 host names for 2 nodes" "$cli" map "${ring[@]}" --format openmpi-rankfile --hosts solo
+expect_error map-hosts-blank "host 1 is empty" "$cli" map "${ring[@]}" --format openmpi-rankfile --hosts a,,b
+expect_error map-bad-launch "--launch 'random:3'" "$cli" map "${ring[@]}" --launch random:3
+expect_error map-bad-weights "--weights 'kg'" "$cli" map "${ring[@]}" --weights kg
+expect_error map-bad-mapper "no such mapper" "$cli" map "${ring[@]}" --mapper frob
+expect_error map-no-pattern "map needs --pattern" "$cli" map --machine "node:2 core:8"
+expect_error map-output "--output '$tmp/no/such/dir'" "$cli" map "${ring[@]}" --output "$tmp/no/such/dir"
+rm -rf "$tmp"
+
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
 echo "PASS cli"

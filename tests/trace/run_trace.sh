@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Run one tracer test: trace_prog with libmpitopo_trace preloaded, then
+# check_trace on the file it wrote.
+#   run_trace.sh NAME NP EXPECTED PROGRAM [ARGS...]
+# EXPECTED "unwritable" points MPITOPO_TRACE_FILE into a missing directory
+# instead: the program must still exit 0, with the tracer's one-line error.
+# From the environment (set by ctest):
+#   TRACE_FLAVOR   openmpi or mpich
+#   TRACE_MPIEXEC  the launcher
+#   TRACE_PRELOAD  libraries to preload into the MPI processes (the tracer
+#                  first), separated by ':'
+#   TRACE_CHECK    the check_trace program
+#   TRACE_DIR      a scratch directory for the trace file
+set -euo pipefail
+name=$1 np=$2 expected=$3
+shift 3
+mkdir -p "$TRACE_DIR"
+file="$TRACE_DIR/$name.txt"
+[ "$expected" = unwritable ] && file="$TRACE_DIR/no-such-directory/$name.txt"
+rm -f "$file"
+case $TRACE_FLAVOR in
+openmpi)
+    launch=("$TRACE_MPIEXEC" --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1
+        --mca btl self,vader -x "LD_PRELOAD=$TRACE_PRELOAD" -x "MPITOPO_TRACE_FILE=$file")
+    ;;
+mpich)
+    launch=("$TRACE_MPIEXEC" -genv LD_PRELOAD "$TRACE_PRELOAD" -genv MPITOPO_TRACE_FILE "$file")
+    ;;
+*)
+    echo "FAIL $name: unknown TRACE_FLAVOR '$TRACE_FLAVOR'"
+    exit 1
+    ;;
+esac
+status=0
+"${launch[@]}" -n "$np" "$@" 2>"$TRACE_DIR/$name.err" || status=$?
+cat "$TRACE_DIR/$name.err" >&2
+if [ "$status" != 0 ]; then
+    echo "FAIL $name: the program exited with status $status"
+    exit 1
+fi
+if [ "$expected" = unwritable ]; then
+    n=$(grep -c "^mpitopo trace: cannot write the trace to $file: " "$TRACE_DIR/$name.err" || true)
+    if [ "$n" != 1 ] || [ -e "$file" ]; then
+        echo "FAIL $name: expected one 'cannot write' line on stderr, got $n"
+        exit 1
+    fi
+    echo "PASS $name"
+    exit 0
+fi
+"$TRACE_CHECK" "$name" "$file" "$expected"
