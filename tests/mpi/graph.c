@@ -10,13 +10,17 @@
  *   - the off-node weight is never above the original order's (and zero
  *     for rings that fit in nodes);
  *   - reorder = 0 keeps every rank; mpitopo_graph_map and
- *     mpitopo_dist_graph_reorder agree with the constructors.
+ *     mpitopo_dist_graph_reorder agree with the constructors;
+ *   - a pattern file written by rank 0 and read back by every process gives,
+ *     through mpitopo_pattern_adjacent, the arguments of the same graph.
  * MT_GRAPH_MAPPER (optional) selects the mapper through the info key.
  */
 #include "mpitest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A graph over n ranks known to every process: out-lists with weights, and
  * the in-lists they imply (sources in increasing order, with repeats). */
@@ -362,6 +366,74 @@ static void test_graph(const char *name, const graph_t *full, int nnodes)
     free(edges);
 }
 
+/* The random graph through a pattern file: rank 0 writes it, every process
+ * reads it and takes its own arguments with mpitopo_pattern_adjacent. The
+ * file's graph has duplicates merged, lists sorted, weights >= 1. */
+static void test_pattern_file(const graph_t *g)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char path[64];
+    int id = (int)getpid();
+    MPI_Bcast(&id, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof path, "graph_pattern_%d.txt", id);
+    int m = g->out_off[g->n];
+    int *src = malloc(((size_t)m + 1) * sizeof *src);
+    double *w = malloc(((size_t)m + 1) * sizeof *w);
+    for (int u = 0; u < g->n; u++)
+        for (int k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
+            src[k] = u;
+            w[k] = g->out_w[k];
+        }
+    mpitopo_pattern_t *p = NULL;
+    if (rank == 0 && MT_CHECK_RC(mpitopo_pattern_create(g->n, m, src, g->out, w, NULL, &p)))
+        MT_CHECK_RC(mpitopo_pattern_write(p, path));
+    mpitopo_pattern_destroy(&p);
+    free(src);
+    free(w);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!MT_CHECK_RC(mpitopo_pattern_read(path, &p)))
+        return;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        remove(path);
+    /* The expected graph, from the file's out-lists. */
+    graph_t f = {.n = g->n};
+    f.out_off = malloc(((size_t)g->n + 1) * sizeof(int));
+    f.out = malloc(((size_t)m + 1) * sizeof(int));
+    f.out_w = malloc(((size_t)m + 1) * sizeof(int));
+    int at = 0;
+    for (int u = 0; u < g->n; u++) {
+        int deg;
+        const int *dst;
+        const double *bytes;
+        f.out_off[u] = at;
+        mpitopo_pattern_out_edges(p, u, &deg, &dst, &bytes, NULL);
+        for (int k = 0; k < deg; k++, at++) {
+            f.out[at] = dst[k];
+            f.out_w[at] = bytes[k] < 1 ? 1 : (int)(bytes[k] + 0.5);
+        }
+    }
+    f.out_off[g->n] = at;
+    graph_transpose(&f);
+    int indeg, outdeg, *in = NULL, *inw = NULL, *out = NULL, *outw = NULL;
+    if (MT_CHECK_RC(mpitopo_pattern_adjacent(p, rank, MPITOPO_WEIGHT_BYTES, &indeg, &in, &inw, &outdeg, &out,
+                                             &outw))) {
+        long long before = offnode_weight(&f, MPI_COMM_WORLD, 1);
+        MPI_Comm dg = MPI_COMM_NULL;
+        if (MT_CHECK_RC(mpitopo_dist_graph_create_adjacent(MPI_COMM_WORLD, indeg, in,
+                                                            indeg ? inw : MPI_WEIGHTS_EMPTY, outdeg, out,
+                                                            outdeg ? outw : MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 1,
+                                                            &dg))) {
+            check_dist("pattern file adjacent", &f, dg, 1, 1, before, 0);
+            MPI_Comm_free(&dg);
+        }
+    }
+    mpitopo_free(in), mpitopo_free(inw), mpitopo_free(out), mpitopo_free(outw);
+    mpitopo_pattern_destroy(&p);
+    graph_free(&f);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -387,6 +459,7 @@ int main(int argc, char **argv)
     test_graph("rings", &rings, size);
     test_graph("random", &rnd, size);
     test_graph("random", &rnd, size - size / 4);
+    test_pattern_file(&rnd);
     graph_free(&rings);
     graph_free(&rnd);
     int rc = mt_finish("graph");
