@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Build mpitopo's library sources and bench/halo.c with SimGrid's smpicc, so
-# the halo benchmark runs on a simulated cluster (bench/smpi/run.sh).
+# Build mpitopo's library sources and bench/halo.c and bench/ring.c with
+# SimGrid's smpicc, so the benchmarks run on a simulated cluster
+# (bench/smpi/run.sh, bench/smpi/ring_run.sh).
 #
-#   bench/smpi/build.sh [OUTDIR]        (default build/smpi; gives OUTDIR/halo)
+#   bench/smpi/build.sh [OUTDIR]        (default build/smpi; gives OUTDIR/halo, OUTDIR/ring)
 #
 # The library is compiled into the executable (no libmpitopo.so): SMPI
 # privatizes the globals of the executable per simulated rank, so each rank
@@ -45,6 +46,9 @@ compile() { # SRC OBJ EXTRA-FLAGS...
 jobs=$(nproc 2>/dev/null || echo 2)
 for src in "$root"/src/{core,machine,pattern,map,metrics,mpi,coll}/*.c; do
   [[ -e $src ]] || continue
+  # The optional mapper backends (Scotch, METIS) are left out, as in a
+  # CMake build without them.
+  case ${src##*/} in scotch.c | metis.c) continue ;; esac
   rel=${src#"$root"/src/}
   obj=$out/obj/${rel//\//_}.o
   objs+=("$obj")
@@ -53,6 +57,10 @@ for src in "$root"/src/{core,machine,pattern,map,metrics,mpi,coll}/*.c; do
   if ((${#pids[@]} >= jobs)); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p"; done
-compile "$root/bench/halo.c" "$out/obj/bench_halo.c.o"
-smpicc "${flags[@]}" -o "$out/halo" "$out/obj/bench_halo.c.o" "${objs[@]}" "${hwloc_libs[@]}" -lm -lpthread
-echo "built $out/halo"
+# One executable per MPI benchmark, each with the whole library.
+for prog in halo ring; do
+  [[ -e $root/bench/$prog.c ]] || continue
+  compile "$root/bench/$prog.c" "$out/obj/bench_$prog.c.o"
+  smpicc "${flags[@]}" -o "$out/$prog" "$out/obj/bench_$prog.c.o" "${objs[@]}" "${hwloc_libs[@]}" -lm -lpthread
+  echo "built $out/$prog"
+done
