@@ -32,6 +32,7 @@
 #include <mpitopo/metrics.h>
 #ifndef MPITOPO_NO_MPI
 #include <mpitopo/mpi.h>
+#include <mpitopo/coll.h>
 #endif
 
 #undef MPITOPO_INSIDE_H_

@@ -1,0 +1,175 @@
+#ifndef MPITOPO_COLL_H
+#define MPITOPO_COLL_H
+#ifndef MPITOPO_INSIDE_H_
+#error Please include <mpitopo.h> instead of <mpitopo/coll.h>
+#endif
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Neighbourhood collectives and neighbour queries on any topology
+ * communicator (Cartesian, graph, dist-graph), including ones mpitopo did
+ * not create.
+ *
+ * Neighbour lists. The first call on a communicator turns its topology into
+ * one canonical list of sources (in-neighbours) and one of destinations
+ * (out-neighbours), cached on it through an attribute (not copied by
+ * MPI_Comm_dup: a duplicate gets its own; released when the communicator is
+ * freed, and at MPI_Finalize at the latest). O(degree) memory. The order is
+ * the one MPI's neighbourhood collectives use, so block i of a buffer always
+ * belongs to list entry i:
+ *   - Cartesian: for each dimension d, the -1 then the +1 neighbour
+ *     (MPI_Cart_shift(comm, d, 1, &src, &dst) gives src, dst); MPI_PROC_NULL
+ *     entries are kept, so both degrees are 2 * ndims. Sources and
+ *     destinations are the same list. (The 003 proposal lists +1 before -1
+ *     and omits open borders; we follow MPI so that queries and collectives
+ *     agree.)
+ *   - graph: MPI_Graph_neighbors, as both sources and destinations
+ *     (duplicates and self edges kept).
+ *   - dist-graph: MPI_Dist_graph_neighbors (duplicates and self edges kept).
+ *
+ * Traffic. Messages travel on a private duplicate of comm, made by the first
+ * collective call on comm (MPI_Comm_dup from a blocking call, MPI_Comm_idup
+ * from a nonblocking one, so that a nonblocking call never blocks) and
+ * cached with the lists. A reserved tag on comm itself would not do: a user
+ * receive with MPI_ANY_TAG on comm could take mpitopo's messages. The
+ * private communicator returns errors (MPI_ERRORS_RETURN) instead of
+ * aborting, so a mismatch between neighbours (e.g. MPI_ERR_TRUNCATE) comes
+ * back as an error code (MPICH 4.0 raises errors of MPI_Waitall on the
+ * handler of MPI_COMM_WORLD instead, so there they abort unless
+ * MPI_COMM_WORLD returns errors).
+ *
+ * Semantics are exactly those of MPI_Neighbor_* / MPI_Ineighbor_*: same
+ * buffer layout (block offsets are multiples of the datatype's extent;
+ * alltoallw displacements are in bytes), count/displacement/type arrays
+ * sized by degree (NULL allowed when that degree is 0), nothing sent to or
+ * received from MPI_PROC_NULL (its receive block is left untouched). In a
+ * Cartesian communicator whose periodic dimension has size 1 or 2 (the -1
+ * and +1 neighbours are the same process), block 2d sent lands in block
+ * 2d+1 at the receiver and block 2d+1 in block 2d, in every dimension, as
+ * the MPI-4.0 erratum specifies (some MPI libraries deliver these blocks
+ * differently).
+ *
+ * All collectives are collective over comm: every process calls the same
+ * operation in the same order (blocking and nonblocking alike).
+ * Errors (returned locally, without communicating, so nobody hangs on a
+ * locally detectable error): MPI_ERR_TOPOLOGY (the MPI error class, a
+ * positive code) when comm has no topology; MPITOPO_ERR_ARG for
+ * comm = MPI_COMM_NULL or an intercommunicator, MPI_IN_PLACE (not allowed
+ * in neighbourhood collectives), a negative count, a NULL array where the
+ * degree is > 0, MPI_DATATYPE_NULL, or a NULL buffer with a nonzero count
+ * of a predefined datatype (a derived datatype with absolute addresses may
+ * use MPI_BOTTOM); MPITOPO_ERR_NOMEM; MPI error codes pass through.
+ * mpitopo_last_error() names the argument and the value.
+ * Thread safety: as MPI collectives (distinct communicators may be used
+ * from distinct threads when MPI is initialized with MPI_THREAD_MULTIPLE).
+ */
+
+/*
+ * The in- and out-degree of the calling process in comm (either pointer
+ * may be NULL). Local. Errors: MPI_ERR_TOPOLOGY when comm has no topology;
+ * MPITOPO_ERR_ARG for MPI_COMM_NULL or an intercommunicator.
+ */
+int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree);
+
+/*
+ * The sources and destinations of the calling process, in the order above.
+ * The first min(maxindegree, indegree) sources and min(maxoutdegree,
+ * outdegree) destinations are written (as MPI_Dist_graph_neighbors does).
+ * Local. Errors: as mpitopo_comm_neighbors_count, plus MPITOPO_ERR_ARG for a
+ * negative max or a NULL array that would be written to.
+ */
+int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[], int maxoutdegree,
+                           int destinations[]);
+
+/* Blocking neighbourhood collectives: the arguments of MPI_Neighbor_*. */
+int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm);
+int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm);
+int mpitopo_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm);
+
+/*
+ * Nonblocking operations. A request is an opaque handle; MPITOPO_REQUEST_NULL
+ * is the empty one.
+ *
+ * A request holds a schedule: a list of rounds of point-to-point messages,
+ * where round r+1 is posted once round r has completed. Progress: the first
+ * round is posted by the starting call (unless the private communicator of
+ * the first nonblocking call on comm is still being duplicated: then it is
+ * posted by the first mpitopo_test / mpitopo_wait that finds the duplicate
+ * ready); later rounds are posted only inside mpitopo_test and
+ * mpitopo_wait, and messages already posted progress as MPI progresses
+ * them. There is no progress thread: a program that overlaps computation
+ * with a multi-round schedule should call mpitopo_test now and then. The
+ * linear schedule (today's only one) has a single round.
+ *
+ * The buffers must not be touched until completion; the count, displacement
+ * and datatype arrays are copied by the starting call and may be reused at
+ * once. Datatypes may be freed after the starting call returns (the request
+ * keeps duplicates of the derived ones it has not posted yet).
+ */
+typedef struct mpitopo_request *mpitopo_request_t;
+#define MPITOPO_REQUEST_NULL ((mpitopo_request_t)0)
+
+int mpitopo_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, mpitopo_request_t *request);
+int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm,
+                                 mpitopo_request_t *request);
+int mpitopo_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, mpitopo_request_t *request);
+int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                mpitopo_request_t *request);
+int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                mpitopo_request_t *request);
+
+/*
+ * Complete *request (blocking), release it and set *request to
+ * MPITOPO_REQUEST_NULL. MPITOPO_REQUEST_NULL completes at once. On an
+ * error (e.g. MPI_ERR_TRUNCATE from a neighbour that sent too much) the
+ * request is released too, and messages still in flight are left to MPI.
+ * Local (it waits for the neighbours to take part).
+ */
+int mpitopo_wait(mpitopo_request_t *request);
+
+/*
+ * Advance *request without blocking: *flag = 1 when it has completed (it is
+ * then released and *request set to MPITOPO_REQUEST_NULL; the null request
+ * gives *flag = 1), else 0. Errors: as mpitopo_wait.
+ */
+int mpitopo_test(mpitopo_request_t *request, int *flag);
+
+/*
+ * Release *request and set it to MPITOPO_REQUEST_NULL. An active request is
+ * completed first (as by mpitopo_wait), because its later rounds could
+ * never be posted otherwise and the neighbours would wait for them.
+ */
+int mpitopo_request_free(mpitopo_request_t *request);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MPITOPO_COLL_H */

@@ -1,0 +1,346 @@
+/*
+ * Canonical neighbour lists of a topology communicator, cached on it
+ * through an attribute, and the public neighbour queries.
+ *
+ * The attribute is not copied by MPI_Comm_dup (a duplicate computes its
+ * own lists and gets its own private communicator): sharing the private
+ * communicator between comm and its duplicate would let collectives on the
+ * two, which MPI allows in different orders on different processes, match
+ * each other's messages. Entries sit in one mutex-protected list so that
+ * MPI_Finalize can release those whose communicator the program never
+ * freed: our own attribute on MPI_COMM_SELF, deleted at the start of
+ * MPI_Finalize, deletes the attribute of every listed communicator.
+ */
+#include "coll/coll_internal.h"
+
+#include <pthread.h>
+
+static pthread_mutex_t nbr_lock = PTHREAD_MUTEX_INITIALIZER;
+static int nbr_keyval = MPI_KEYVAL_INVALID;
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+static mpitopo__nbr_t entries = {.prev = &entries, .next = &entries};
+
+/* Never under nbr_lock: freeing the private communicator may run
+ * attribute callbacks. A pending idup is completed first (every process
+ * started it, from the same collective call, so this does not hang). */
+static void nbr_free(mpitopo__nbr_t *n)
+{
+    int rc = MPI_SUCCESS;
+    if (n->dup_request != MPI_REQUEST_NULL)
+        rc = PMPI_Wait(&n->dup_request, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && n->comm != MPI_COMM_NULL)
+        rc = PMPI_Comm_free(&n->comm);
+    if (rc != MPI_SUCCESS)
+        mpitopo__log(1, "freeing a private neighbour communicator failed with MPI error %d", rc);
+    if (n->destinations != n->sources)
+        mpitopo__free(n->destinations);
+    mpitopo__free(n->sources);
+    mpitopo__free(n);
+}
+
+void mpitopo__nbr_ref(mpitopo__nbr_t *n)
+{
+    pthread_mutex_lock(&nbr_lock);
+    n->refs++;
+    pthread_mutex_unlock(&nbr_lock);
+}
+
+void mpitopo__nbr_unref(mpitopo__nbr_t *n)
+{
+    pthread_mutex_lock(&nbr_lock);
+    int last = --n->refs == 0;
+    pthread_mutex_unlock(&nbr_lock);
+    if (last)
+        nbr_free(n);
+}
+
+static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    mpitopo__nbr_t *n = value;
+    pthread_mutex_lock(&nbr_lock);
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->prev = n->next = n;
+    pthread_mutex_unlock(&nbr_lock);
+    mpitopo__nbr_unref(n);
+    return MPI_SUCCESS;
+}
+
+/* At MPI_Finalize: delete our attribute from every communicator still
+ * cached (delete_cb unlinks it), then free the keyvals. */
+static int finalize_cb(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)value;
+    (void)extra;
+    for (;;) {
+        pthread_mutex_lock(&nbr_lock);
+        mpitopo__nbr_t *n = entries.next;
+        MPI_Comm c = n == &entries ? MPI_COMM_NULL : n->user_comm;
+        int k = nbr_keyval;
+        pthread_mutex_unlock(&nbr_lock);
+        if (c == MPI_COMM_NULL)
+            break;
+        if (PMPI_Comm_delete_attr(c, k) != MPI_SUCCESS)
+            delete_cb(c, k, n, NULL); /* MPI refused: release it by hand */
+    }
+    pthread_mutex_lock(&nbr_lock);
+    if (nbr_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&nbr_keyval);
+    int k = keyval;
+    PMPI_Comm_free_keyval(&k);
+    finalize_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&nbr_lock);
+    return MPI_SUCCESS;
+}
+
+/* Create the keyvals on first use (under nbr_lock). */
+static int keyvals_locked(void)
+{
+    int rc = MPI_SUCCESS;
+    if (finalize_keyval == MPI_KEYVAL_INVALID) {
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_cb, &finalize_keyval, NULL);
+        if (rc == MPI_SUCCESS && (rc = PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL)))
+            PMPI_Comm_free_keyval(&finalize_keyval);
+        if (rc != MPI_SUCCESS)
+            finalize_keyval = MPI_KEYVAL_INVALID;
+    }
+    if (rc == MPI_SUCCESS && nbr_keyval == MPI_KEYVAL_INVALID)
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cb, &nbr_keyval, NULL);
+    return rc;
+}
+
+/* Cartesian: MPI_Cart_shift by 1 in every dimension, -1 neighbour first. */
+static int lists_cart(MPI_Comm comm, mpitopo__nbr_t *n, const char *func)
+{
+    int ndims, rc = PMPI_Cartdim_get(comm, &ndims);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Tags 0..2*ndims-1 must fit under the smallest MPI_TAG_UB MPI allows. */
+    if (ndims > 16383)
+        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+                                 "comm has %d dimensions; at most 16383 are supported", ndims);
+    n->indegree = n->outdegree = 2 * ndims;
+    n->sources = mpitopo__malloc_array((size_t)(ndims > 0 ? 2 * ndims : 1), sizeof(int));
+    if (!n->sources)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours",
+                                 2 * ndims);
+    n->destinations = n->sources;
+    for (int d = 0; d < ndims && rc == MPI_SUCCESS; d++)
+        rc = PMPI_Cart_shift(comm, d, 1, &n->sources[2 * d], &n->sources[2 * d + 1]);
+    return rc;
+}
+
+static int lists_graph(MPI_Comm comm, mpitopo__nbr_t *n, const char *func)
+{
+    int rank, deg, rc = PMPI_Comm_rank(comm, &rank);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Graph_neighbors_count(comm, rank, &deg);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    n->indegree = n->outdegree = deg;
+    n->sources = mpitopo__malloc_array((size_t)(deg > 0 ? deg : 1), sizeof(int));
+    if (!n->sources)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours", deg);
+    n->destinations = n->sources;
+    return PMPI_Graph_neighbors(comm, rank, deg, n->sources);
+}
+
+/* Weights are asked for into real arrays: passing MPI_UNWEIGHTED for a
+ * weighted graph is not allowed everywhere. */
+static int lists_dist_graph(MPI_Comm comm, mpitopo__nbr_t *n, const char *func)
+{
+    int in, out, weighted, rc = PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    n->indegree = in;
+    n->outdegree = out;
+    size_t nin = (size_t)(in > 0 ? in : 1), nout = (size_t)(out > 0 ? out : 1);
+    n->sources = mpitopo__malloc_array(nin, sizeof(int));
+    n->destinations = mpitopo__malloc_array(nout, sizeof(int));
+    int *w = mpitopo__malloc_array(nin + nout, sizeof(int));
+    if (!n->sources || !n->destinations || !w) {
+        mpitopo__free(w);
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+                                 "out of memory for %d + %d neighbours", in, out);
+    }
+    rc = PMPI_Dist_graph_neighbors(comm, in, n->sources, w, out, n->destinations, w + nin);
+    mpitopo__free(w);
+    return rc;
+}
+
+static int compute(MPI_Comm comm, int kind, const char *func, mpitopo__nbr_t **out)
+{
+    mpitopo__nbr_t *n = mpitopo__calloc(1, sizeof *n);
+    if (!n)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for neighbour lists");
+    n->prev = n->next = n;
+    n->user_comm = comm;
+    n->refs = 1;
+    n->kind = kind;
+    n->comm = MPI_COMM_NULL;
+    n->dup_request = MPI_REQUEST_NULL;
+    int rc = kind == MPI_CART    ? lists_cart(comm, n, func)
+             : kind == MPI_GRAPH ? lists_graph(comm, n, func)
+                                 : lists_dist_graph(comm, n, func);
+    if (rc != MPI_SUCCESS) {
+        nbr_free(n);
+        return rc;
+    }
+    *out = n;
+    return MPI_SUCCESS;
+}
+
+static int topology_kind(MPI_Comm comm, const char *func, int *kind)
+{
+    int rc = mpitopo__check_mpi(func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__check_intracomm(comm, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = PMPI_Topo_test(comm, kind);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (*kind != MPI_CART && *kind != MPI_GRAPH && *kind != MPI_DIST_GRAPH)
+        return mpitopo__error_at(MPI_ERR_TOPOLOGY, func,
+                                 "comm has no topology (MPI_Topo_test gives MPI_UNDEFINED); a "
+                                 "Cartesian, graph or dist-graph communicator is required");
+    return MPITOPO_SUCCESS;
+}
+
+/* Attach a new entry (under nbr_lock): the attribute holds its reference. */
+static int attach_locked(MPI_Comm comm, mpitopo__nbr_t *n)
+{
+    int rc = PMPI_Comm_set_attr(comm, nbr_keyval, n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    n->prev = entries.prev;
+    n->next = &entries;
+    entries.prev->next = n;
+    entries.prev = n;
+    return MPI_SUCCESS;
+}
+
+int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr)
+{
+    int kind, found = 0, rc = topology_kind(comm, func, &kind);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&nbr_lock);
+    rc = keyvals_locked();
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_get_attr(comm, nbr_keyval, nbr, &found);
+    pthread_mutex_unlock(&nbr_lock);
+    if (rc != MPI_SUCCESS || found)
+        return mpitopo__mpi_result(func, rc);
+    /* Computed outside the lock (it calls MPI); only this thread may use
+     * comm for a collective now, and queries racing here would at worst
+     * compute the lists twice, the loser's copy being dropped. */
+    mpitopo__nbr_t *n = NULL;
+    rc = compute(comm, kind, func, &n);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    pthread_mutex_lock(&nbr_lock);
+    mpitopo__nbr_t *other = NULL;
+    rc = PMPI_Comm_get_attr(comm, nbr_keyval, &other, &found);
+    if (rc == MPI_SUCCESS && !found)
+        rc = attach_locked(comm, n);
+    pthread_mutex_unlock(&nbr_lock);
+    if (rc != MPI_SUCCESS || found) {
+        nbr_free(n);
+        n = other;
+    }
+    *nbr = n;
+    return mpitopo__mpi_result(func, rc);
+}
+
+int mpitopo__nbr_private_comm(mpitopo__nbr_t *n, int blocking)
+{
+    int rc;
+    if (n->dup_request == MPI_REQUEST_NULL && n->comm != MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    if (n->dup_request != MPI_REQUEST_NULL) {
+        if (!blocking)
+            return MPI_SUCCESS;
+        rc = PMPI_Wait(&n->dup_request, MPI_STATUS_IGNORE);
+    } else if (blocking) {
+        rc = PMPI_Comm_dup(n->user_comm, &n->comm);
+    } else {
+        /* The error handler is set by mpitopo__nbr_private_ready, once the
+         * duplicate exists. */
+        return PMPI_Comm_idup(n->user_comm, &n->comm, &n->dup_request);
+    }
+    return rc == MPI_SUCCESS ? PMPI_Comm_set_errhandler(n->comm, MPI_ERRORS_RETURN) : rc;
+}
+
+int mpitopo__nbr_private_ready(mpitopo__nbr_t *n, int *ready)
+{
+    int rc = MPI_SUCCESS, done = 1;
+    if (n->dup_request != MPI_REQUEST_NULL) {
+        rc = PMPI_Test(&n->dup_request, &done, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && done)
+            rc = PMPI_Comm_set_errhandler(n->comm, MPI_ERRORS_RETURN);
+    }
+    *ready = rc == MPI_SUCCESS && done;
+    return rc;
+}
+
+int mpitopo__nbr_send_tag(const mpitopo__nbr_t *n, int k)
+{
+    return n->kind == MPI_CART ? k : 0;
+}
+
+int mpitopo__nbr_recv_tag(const mpitopo__nbr_t *n, int k)
+{
+    return n->kind == MPI_CART ? k ^ 1 : 0;
+}
+
+int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree)
+{
+    mpitopo__nbr_t *n;
+    int rc = mpitopo__nbr_get(comm, __func__, &n);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (indegree)
+        *indegree = n->indegree;
+    if (outdegree)
+        *outdegree = n->outdegree;
+    return MPITOPO_SUCCESS;
+}
+
+/* Check that list (degree entries) can be copied into out (max entries). */
+static int check_list(int degree, int max, const int *out, const char *what, const char *maxname)
+{
+    if (max < 0)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors", "%s = %d must be >= 0",
+                                 maxname, max);
+    if (max > 0 && degree > 0 && !out)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors",
+                                 "%s = NULL with %s = %d and degree %d", what, maxname, max,
+                                 degree);
+    return MPITOPO_SUCCESS;
+}
+
+static void copy_list(const int *list, int degree, int max, int *out)
+{
+    for (int i = 0; i < max && i < degree; i++)
+        out[i] = list[i];
+}
+
+int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[], int maxoutdegree,
+                           int destinations[])
+{
+    mpitopo__nbr_t *n;
+    int rc = mpitopo__nbr_get(comm, __func__, &n);
+    if (rc == MPITOPO_SUCCESS)
+        rc = check_list(n->indegree, maxindegree, sources, "sources", "maxindegree");
+    if (rc == MPITOPO_SUCCESS)
+        rc = check_list(n->outdegree, maxoutdegree, destinations, "destinations", "maxoutdegree");
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    copy_list(n->sources, n->indegree, maxindegree, sources);
+    copy_list(n->destinations, n->outdegree, maxoutdegree, destinations);
+    return MPITOPO_SUCCESS;
+}
