@@ -25,6 +25,8 @@
  */
 #include <mpitopo.h>
 
+#include "bench_util.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,16 +97,6 @@ static void usage(FILE *f)
             "  -h          this help\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_dims(const char *s, options_t *o)
 {
     int n = 0;
@@ -135,27 +127,9 @@ static int parse_list(const char *s, long *out, int max, int *n)
     strcpy(buf, s);
     *n = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        if (*n == max || parse_long(t, 1, 1L << 30, &out[(*n)++]) != 0)
+        if (*n == max || bench_parse_long(t, 1, 1L << 30, &out[(*n)++]) != 0)
             return -1;
     return *n > 0 ? 0 : -1;
-}
-
-static int parse_kinds(const char *s, int *use)
-{
-    char buf[256];
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    memset(use, 0, NKINDS * sizeof *use);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < NKINDS && strcmp(t, kind_name[k]))
-            k++;
-        if (k == NKINDS)
-            return -1;
-        use[k] = 1;
-    }
-    return 0;
 }
 
 /* 0: run; 1: stop with success (help); -1: stop with an error. */
@@ -173,7 +147,7 @@ static int parse_options(int argc, char **argv, options_t *o)
         int bad = 0;
         switch (c) {
         case 'd':
-            bad = parse_long(optarg, 2, 3, &v);
+            bad = bench_parse_long(optarg, 2, 3, &v);
             ndims_opt = (int)v;
             break;
         case 'D':
@@ -181,28 +155,28 @@ static int parse_options(int argc, char **argv, options_t *o)
             dims_given = 1;
             break;
         case 's':
-            bad = parse_long(optarg, 1, 1L << 30, &o->minsize);
+            bad = bench_parse_long(optarg, 1, 1L << 30, &o->minsize);
             break;
         case 'S':
-            bad = parse_long(optarg, 1, 1L << 30, &o->maxsize);
+            bad = bench_parse_long(optarg, 1, 1L << 30, &o->maxsize);
             break;
         case 'f':
-            bad = parse_long(optarg, 2, 4, &v) || v == 3;
+            bad = bench_parse_long(optarg, 2, 4, &v) || v == 3;
             o->factor = (int)v;
             break;
         case 'L':
             bad = parse_list(optarg, o->list, MAX_SIZES, &o->nlist);
             break;
         case 'r':
-            bad = parse_long(optarg, 1, 100000, &v);
+            bad = bench_parse_long(optarg, 1, 100000, &v);
             o->reps = (int)v;
             break;
         case 'i':
-            bad = parse_long(optarg, 1, 1000000, &v);
+            bad = bench_parse_long(optarg, 1, 1000000, &v);
             o->iters = (int)v;
             break;
         case 'c':
-            bad = parse_kinds(optarg, o->use);
+            bad = bench_parse_names(optarg, kind_name, NULL, NKINDS, o->use);
             break;
         case 'C':
             o->csv = 1;
@@ -248,23 +222,18 @@ static int parse_options(int argc, char **argv, options_t *o)
     return 0;
 }
 
-/* Node of every world rank (O(P) ints: a benchmark, not the library). */
+/* Node of every world rank, and what halo prints of the nodes. */
 static int world_nodes(int **node_of, int *nnodes, int *emulated, int *min_local, int *max_local)
 {
     const mpitopo_nodeinfo_t *ni;
-    int rc = mpitopo_comm_nodeinfo(MPI_COMM_WORLD, &ni);
-    if (rc != MPITOPO_SUCCESS) {
-        fprintf(stderr, "halo: mpitopo_comm_nodeinfo: %s\n", mpitopo_last_error());
+    int rc = bench_world_nodes("halo", node_of, &ni);
+    if (rc != MPI_SUCCESS)
         return rc;
-    }
-    *node_of = malloc((size_t)world_size * sizeof **node_of);
-    if (!*node_of)
-        return MPITOPO_ERR_NOMEM;
     *nnodes = ni->nnodes;
     *emulated = ni->emulated;
     *min_local = ni->min_local_size;
     *max_local = ni->max_local_size;
-    return MPI_Allgather(&ni->node, 1, MPI_INT, *node_of, 1, MPI_INT, MPI_COMM_WORLD);
+    return MPI_SUCCESS;
 }
 
 /* Row-major neighbours of `rank` on a periodic grid, as MPI_Cart_shift gives them. */

@@ -42,6 +42,8 @@
  */
 #include <mpitopo.h>
 
+#include "bench_util.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,34 +121,6 @@ static void usage(FILE *f)
                "  -h          this help\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_modes(const char *s, int *use)
-{
-    char buf[256];
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    memset(use, 0, NMODES * sizeof *use);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (k < NMODES && strcmp(t, mode_key[k]) && strcmp(t, mode_name[k]))
-            k++;
-        if (k == NMODES)
-            return -1;
-        use[k] = 1;
-    }
-    return 0;
-}
-
 /* Checks that need the job size; NULL when the options are fine. */
 static const char *check_options(const options_t *o)
 {
@@ -171,29 +145,29 @@ static int parse_one(int c, const char *arg, options_t *o)
     int bad = 0;
     switch (c) {
     case 'R':
-        bad = parse_long(arg, 1, 1 << 20, &v);
+        bad = bench_parse_long(arg, 1, 1 << 20, &v);
         o->nrings = (int)v;
         break;
     case 't':
-        bad = parse_long(arg, 1, 1L << 30, &o->token);
+        bad = bench_parse_long(arg, 1, 1L << 30, &o->token);
         break;
     case 'l':
-        bad = parse_long(arg, 1, 10000000, &v);
+        bad = bench_parse_long(arg, 1, 10000000, &v);
         o->laps = (int)v;
         break;
     case 'a':
-        bad = parse_long(arg, 1, 1L << 30, &o->gather);
+        bad = bench_parse_long(arg, 1, 1L << 30, &o->gather);
         break;
     case 'r':
-        bad = parse_long(arg, 1, 100000, &v);
+        bad = bench_parse_long(arg, 1, 100000, &v);
         o->reps = (int)v;
         break;
     case 'i':
-        bad = parse_long(arg, 1, 1000000, &v);
+        bad = bench_parse_long(arg, 1, 1000000, &v);
         o->iters = (int)v;
         break;
     case 'c':
-        bad = parse_modes(arg, o->use);
+        bad = bench_parse_names(arg, mode_key, mode_name, NMODES, o->use);
         break;
     case 'o':
         o->reorder_only = 1;
@@ -418,20 +392,6 @@ static int create(ring_t *g, const options_t *o)
 
 /* ---- traffic ------------------------------------------------------------------ */
 
-/* Node of every world rank (O(P) ints: a benchmark, not the library). */
-static int world_nodes(int **node_of, const mpitopo_nodeinfo_t **ni)
-{
-    int rc = mpitopo_comm_nodeinfo(MPI_COMM_WORLD, ni);
-    if (rc != MPITOPO_SUCCESS) {
-        fprintf(stderr, "ring: mpitopo_comm_nodeinfo: %s\n", mpitopo_last_error());
-        return rc;
-    }
-    *node_of = malloc((size_t)world_size * sizeof **node_of);
-    if (!*node_of)
-        return MPITOPO_ERR_NOMEM;
-    return MPI_Allgather(&(*ni)->node, 1, MPI_INT, *node_of, 1, MPI_INT, MPI_COMM_WORLD);
-}
-
 /* Off-node hops and bytes of one pattern on g->comm, with the nodes of
  * the processes that play each role. */
 static void count_traffic(ring_t *g, const options_t *o, const int *node_of, int nnodes)
@@ -610,7 +570,7 @@ int main(int argc, char **argv)
     }
     const mpitopo_nodeinfo_t *ni = NULL;
     int *node_of = NULL;
-    if (world_nodes(&node_of, &ni) != MPI_SUCCESS)
+    if (bench_world_nodes("ring", &node_of, &ni) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 1);
     ring_t gs[NMODES];
     memset(gs, 0, sizeof gs);

@@ -58,9 +58,11 @@ for src in "$root"/src/{core,machine,pattern,map,metrics,mpi,coll}/*.c; do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 # One executable per MPI benchmark, each with the whole library.
+compile "$root/bench/bench_util.c" "$out/obj/bench_util.c.o"
 for prog in halo ring; do
   [[ -e $root/bench/$prog.c ]] || continue
   compile "$root/bench/$prog.c" "$out/obj/bench_$prog.c.o"
-  smpicc "${flags[@]}" -o "$out/$prog" "$out/obj/bench_$prog.c.o" "${objs[@]}" "${hwloc_libs[@]}" -lm -lpthread
+  smpicc "${flags[@]}" -o "$out/$prog" "$out/obj/bench_$prog.c.o" "$out/obj/bench_util.c.o" "${objs[@]}" \
+    "${hwloc_libs[@]}" -lm -lpthread
   echo "built $out/$prog"
 done

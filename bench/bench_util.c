@@ -1,0 +1,47 @@
+#include "bench_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bench_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int bench_parse_names(const char *s, const char *const *names, const char *const *alias, int n, int *use)
+{
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    memset(use, 0, (size_t)n * sizeof *use);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (k < n && strcmp(t, names[k]) && !(alias && strcmp(t, alias[k]) == 0))
+            k++;
+        if (k == n)
+            return -1;
+        use[k] = 1;
+    }
+    return 0;
+}
+
+int bench_world_nodes(const char *prog, int **node_of, const mpitopo_nodeinfo_t **ni)
+{
+    int size, rc = mpitopo_comm_nodeinfo(MPI_COMM_WORLD, ni);
+    if (rc != MPITOPO_SUCCESS) {
+        fprintf(stderr, "%s: mpitopo_comm_nodeinfo: %s\n", prog, mpitopo_last_error());
+        return rc;
+    }
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    *node_of = malloc((size_t)size * sizeof **node_of);
+    if (!*node_of)
+        return MPITOPO_ERR_NOMEM;
+    return MPI_Allgather(&(*ni)->node, 1, MPI_INT, *node_of, 1, MPI_INT, MPI_COMM_WORLD);
+}
