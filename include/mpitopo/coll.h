@@ -116,7 +116,10 @@ int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
  * mpitopo_wait, and messages already posted progress as MPI progresses
  * them. There is no progress thread: a program that overlaps computation
  * with a multi-round schedule should call mpitopo_test now and then. The
- * linear schedule (today's only one) has a single round.
+ * linear schedule (today's only one) has a single round. Operations started
+ * while the private communicator is being made are posted, once it is
+ * ready, in the order they were started, so any number of them may be in
+ * flight and completed in any order.
  *
  * The buffers must not be touched until completion; the count, displacement
  * and datatype arrays are copied by the starting call and may be reused at
@@ -147,27 +150,130 @@ int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                 mpitopo_request_t *request);
 
 /*
- * Complete *request (blocking), release it and set *request to
- * MPITOPO_REQUEST_NULL. MPITOPO_REQUEST_NULL completes at once. On an
- * error (e.g. MPI_ERR_TRUNCATE from a neighbour that sent too much) the
- * request is released too, and messages still in flight are left to MPI.
- * Local (it waits for the neighbours to take part).
+ * Persistent forms: the arguments of MPI-4's MPI_Neighbor_*_init. Collective
+ * over comm (every process makes the same persistent operations in the same
+ * order), and nonblocking: nothing is sent. The schedule is built once, the
+ * arrays are copied and derived datatypes duplicated, so both may be freed
+ * after the call; the buffers are fixed, their contents may change between
+ * runs. *request is inactive until mpitopo_start. info: no key is
+ * interpreted yet; MPI_INFO_NULL or a valid handle.
+ * Start every persistent operation on every process in the same order, as
+ * with MPI_Start on persistent collectives.
+ */
+int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request);
+int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     mpitopo_request_t *request);
+int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, mpitopo_request_t *request);
+int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    mpitopo_request_t *request);
+int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[],
+                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request);
+
+/*
+ * Start an inactive persistent request (mpitopo_startall: count of them,
+ * in array order; either all start or, on an argument error, none).
+ * Errors: MPITOPO_ERR_ARG for a null, non-persistent or still active
+ * request (the message gives its index), or the same request twice.
+ *
+ * Why an mpitopo request and not an MPI generalized request: MPI calls a
+ * generalized request's query function only once the library itself has
+ * called MPI_Grequest_complete; MPI_Wait on it never runs any of the
+ * library's code in between. A schedule of several rounds needs code to
+ * run between rounds (to post the next one), so on a generalized request
+ * something else would have to run that code: a progress thread, which
+ * costs a core, needs MPI_THREAD_MULTIPLE and adds latency to every small
+ * message. (MPIX_Grequest_start's poll function is not in every MPI.) Our
+ * own handle lets mpitopo_test and mpitopo_wait post the next round
+ * themselves; the price is that these requests cannot be mixed into an
+ * MPI_Waitall with MPI's own.
+ */
+int mpitopo_start(mpitopo_request_t *request);
+int mpitopo_startall(int count, mpitopo_request_t requests[]);
+
+/*
+ * Complete *request (blocking). A nonblocking request is then released and
+ * *request set to MPITOPO_REQUEST_NULL; a persistent one becomes inactive
+ * and may be started again (an inactive one completes at once).
+ * MPITOPO_REQUEST_NULL completes at once. On an error (e.g. MPI_ERR_TRUNCATE
+ * from a neighbour that sent too much) a nonblocking request is released
+ * too and a persistent one made inactive; messages still in flight are
+ * left to MPI. Local (it waits for the neighbours to take part).
  */
 int mpitopo_wait(mpitopo_request_t *request);
 
 /*
  * Advance *request without blocking: *flag = 1 when it has completed (it is
- * then released and *request set to MPITOPO_REQUEST_NULL; the null request
- * gives *flag = 1), else 0. Errors: as mpitopo_wait.
+ * then released, or made inactive, as by mpitopo_wait; the null request and
+ * an inactive persistent one give *flag = 1), else 0. Errors: as
+ * mpitopo_wait.
  */
 int mpitopo_test(mpitopo_request_t *request, int *flag);
 
 /*
- * Release *request and set it to MPITOPO_REQUEST_NULL. An active request is
- * completed first (as by mpitopo_wait), because its later rounds could
- * never be posted otherwise and the neighbours would wait for them.
+ * Release *request (nonblocking or persistent) and set it to
+ * MPITOPO_REQUEST_NULL. An active request is completed first (as by
+ * mpitopo_wait), because its later rounds could never be posted otherwise
+ * and the neighbours would wait for them.
  */
 int mpitopo_request_free(mpitopo_request_t *request);
+
+/*
+ * Neighbour exchanges (the 003 proposal's MPI_Neighbor_xchg and
+ * MPI_Neighbor_xchgv). Every process sends block j of sendbuf to its j-th
+ * destination and receives block i of recvbuf from its i-th source, in the
+ * neighbour order above; block j of a process lands, at its j-th
+ * destination, in the block of the source slot that names the process
+ * (for duplicate edges, the first such slot not yet used; in a Cartesian
+ * communicator, block 2d lands in block 2d+1 and 2d+1 in 2d, as for the
+ * collectives). xchg: blocks of sendcount (recvcount) elements at
+ * j * sendcount * extent(sendtype); xchgv: sendcounts[j] elements at
+ * sdispls[j] * extent(sendtype), received into recvcounts[i] elements at
+ * rdispls[i] * extent(recvtype). The data are those of
+ * mpitopo_neighbor_alltoall / _alltoallv (the proposal differs from them
+ * only in its neighbour order, which we replace by MPI's); the difference
+ * is that a block a process sends to itself (self edge, periodic dimension
+ * of size 1) is copied locally, not sent through MPI. Each pair's type
+ * signatures must match (a block to self larger than its receive block is
+ * MPI_ERR_TRUNCATE, detected locally). Blocking; collective over comm;
+ * errors as the collectives.
+ */
+int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/*
+ * Cartesian shift exchange (the 003 proposal's MPI_Cart_shift_xchg). With
+ * MPI_Cart_shift(comm, direction, disp, &source, &dest), every process
+ * sends its one block (sendcount elements of sendtype at sendbuf) to dest
+ * and receives one block (at most recvcount of recvtype at recvbuf) from
+ * source: data move by +disp along dimension `direction` (disp < 0 moves
+ * them the other way), exactly as MPI_Sendrecv(sendbuf, .., dest, ..,
+ * recvbuf, .., source, ..) on every process. At an open border
+ * (non-periodic dimension) dest or source is MPI_PROC_NULL: nothing is
+ * sent, or recvbuf is left untouched (it must still be a valid buffer
+ * when recvcount > 0). disp may be any integer, 0 and multiples of a
+ * periodic dimension's size included (then the block is copied locally).
+ * Blocking; collective over comm. Errors: MPI_ERR_TOPOLOGY when comm is
+ * not Cartesian; MPITOPO_ERR_ARG for direction outside [0, ndims) and the
+ * argument errors of the collectives.
+ */
+int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int direction,
+                            int disp, MPI_Comm comm);
 
 #ifdef __cplusplus
 }

@@ -138,62 +138,229 @@ static int count_peers(const int *list, int n)
     return k;
 }
 
-/* Receives first, then sends, all in round 0; MPI_PROC_NULL gets nothing. */
-static void fill_linear(mpitopo_request_t r, const side_t *send, const side_t *recv)
+/*
+ * Who a schedule talks to: the neighbour lists of the communicator, or
+ * (mpitopo_cart_shift_xchg) one source and one destination. self_copy:
+ * messages to the calling process itself become local copies.
+ */
+typedef struct plan {
+    int indeg, outdeg;
+    const int *src, *dst;
+    int shift;     /* tags: MPITOPO__TAG_SHIFT, else the neighbour tags */
+    int self_copy;
+} plan_t;
+
+/* How a call runs: the values of `blocking` of the foundation, plus one. */
+enum { FORM_NONBLOCKING = 0, FORM_BLOCKING = 1, FORM_PERSISTENT = 2 };
+
+static plan_t plan_of(const mpitopo__nbr_t *n, int self_copy)
 {
-    const mpitopo__nbr_t *n = r->nbr;
-    int k = 0;
-    for (int i = 0; i < n->indegree; i++)
-        if (n->sources[i] != MPI_PROC_NULL)
-            r->ops[k++] = (mpitopo__op_t){slot_buf(recv, i), slot_count(recv, i),
-                                          slot_type(recv, i), n->sources[i],
-                                          mpitopo__nbr_recv_tag(n, i), 0};
-    for (int i = 0; i < n->outdegree; i++)
-        if (n->destinations[i] != MPI_PROC_NULL)
-            r->ops[k++] = (mpitopo__op_t){slot_buf(send, i), slot_count(send, i),
-                                          slot_type(send, i), n->destinations[i],
-                                          mpitopo__nbr_send_tag(n, i), 1};
-    r->round_start[0] = 0;
-    r->round_start[1] = k;
+    return (plan_t){n->indegree, n->outdegree, n->sources, n->destinations, 0, self_copy};
+}
+
+static int send_tag(const mpitopo__nbr_t *n, const plan_t *p, int k)
+{
+    return p->shift ? MPITOPO__TAG_SHIFT : mpitopo__nbr_send_tag(n, k);
+}
+
+static int recv_tag(const mpitopo__nbr_t *n, const plan_t *p, int k)
+{
+    return p->shift ? MPITOPO__TAG_SHIFT : mpitopo__nbr_recv_tag(n, k);
 }
 
 /*
- * The common path of every operation: check, make sure the private
- * communicator exists (or is being made), build the schedule and start it.
- * blocking: complete it too; *request is then unused.
+ * pair[k]: the receive slot that the block of send slot k lands in when
+ * slot k goes to the calling process itself (else -1); taken[i]: receive
+ * slot i is filled that way. Which slot is the one a message would match:
+ * a Cartesian block k lands in block k^1 (the tags); otherwise the j-th
+ * send to self matches the j-th receive from self (non-overtaking).
+ * Returns the number of pairs.
  */
-static int run(side_t *send, side_t *recv, MPI_Comm comm, int blocking,
-               mpitopo_request_t *request, const char *func)
+static int pair_self(const mpitopo__nbr_t *n, const plan_t *p, int self, int *pair, int *taken)
 {
-    if (!blocking && !request)
+    int npairs = 0, next = 0;
+    for (int i = 0; i < p->indeg; i++)
+        taken[i] = 0;
+    for (int k = 0; k < p->outdeg; k++) {
+        pair[k] = -1;
+        if (!p->self_copy || p->dst[k] != self)
+            continue;
+        int i = -1;
+        if (n->kind == MPI_CART && !p->shift)
+            i = (k ^ 1) < p->indeg && p->src[k ^ 1] == self ? k ^ 1 : -1;
+        else {
+            while (next < p->indeg && p->src[next] != self)
+                next++;
+            i = next < p->indeg ? next++ : -1;
+        }
+        if (i >= 0) {
+            pair[k] = i;
+            taken[i] = 1;
+            npairs++;
+        }
+    }
+    return npairs;
+}
+
+/* The pack of send slot k and the unpack into receive slot i, checked as
+ * a message would be: the sent signature must fit the receive. */
+static int fill_copy(mpitopo_request_t r, int at, int k, int i, MPI_Aint *off, const side_t *send,
+                     const side_t *recv, const char *func)
+{
+    int scount = slot_count(send, k), rcount = slot_count(recv, i), bytes, ssize, rsize;
+    MPI_Datatype stype = slot_type(send, k), rtype = slot_type(recv, i);
+    int rc = PMPI_Pack_size(scount, stype, MPI_COMM_SELF, &bytes);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_size(stype, &ssize);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_size(rtype, &rsize);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    long long sent = (long long)scount * ssize, room = (long long)rcount * rsize;
+    if (sent > room || (rsize > 0 && sent % rsize) || (rsize == 0 && sent > 0))
+        return mpitopo__error_at(MPI_ERR_TRUNCATE, func,
+                                 "send block %d to self is %lld bytes; receive block %d holds "
+                                 "%lld bytes of %d-byte elements",
+                                 k, sent, i, room, rsize);
+    r->ops[at] = (mpitopo__op_t){.buf = slot_buf(send, k), .count = scount, .type = stype,
+                                 .kind = MPITOPO__OP_PACK, .tmp_off = *off, .tmp_bytes = bytes};
+    int ucount = rsize > 0 ? (int)(sent / rsize) : 0;
+    r->ops[r->nops - 1 - (at)] = (mpitopo__op_t){.buf = slot_buf(recv, i), .count = ucount,
+                                                  .type = rtype, .kind = MPITOPO__OP_UNPACK,
+                                                  .tmp_off = *off, .tmp_bytes = bytes};
+    *off += bytes;
+    return MPITOPO_SUCCESS;
+}
+
+static mpitopo__op_t message(const side_t *side, int i, int peer, int tag, int kind)
+{
+    return (mpitopo__op_t){.buf = slot_buf(side, i), .count = slot_count(side, i),
+                           .type = slot_type(side, i), .peer = peer, .tag = tag, .kind = kind};
+}
+
+/*
+ * Round 0: packs of the blocks to self, then receives, then sends (every
+ * message at once, as MPI libraries do; MPI_PROC_NULL gets nothing).
+ * Round 1, when there are blocks to self: their unpacks, stored from the
+ * end of ops (in reverse, which does not matter: they touch distinct
+ * blocks). Unpacking only after the messages complete is the shape of a
+ * combining schedule, which forwards what it received.
+ */
+static int fill(mpitopo_request_t r, const plan_t *p, const int *pair, const int *taken,
+                int npairs, const side_t *send, const side_t *recv, const char *func)
+{
+    const mpitopo__nbr_t *n = r->nbr;
+    int k = 0;
+    MPI_Aint off = 0;
+    for (int s = 0; s < p->outdeg; s++)
+        if (pair[s] >= 0) {
+            int rc = fill_copy(r, k++, s, pair[s], &off, send, recv, func);
+            if (rc != MPITOPO_SUCCESS)
+                return rc;
+        }
+    for (int i = 0; i < p->indeg; i++)
+        if (p->src[i] != MPI_PROC_NULL && !taken[i])
+            r->ops[k++] = message(recv, i, p->src[i], recv_tag(n, p, i), MPITOPO__OP_RECV);
+    for (int s = 0; s < p->outdeg; s++)
+        if (p->dst[s] != MPI_PROC_NULL && pair[s] < 0)
+            r->ops[k++] = message(send, s, p->dst[s], send_tag(n, p, s), MPITOPO__OP_SEND);
+    r->round_start[0] = 0;
+    r->round_start[1] = k;
+    if (npairs > 0)
+        r->round_start[2] = k + npairs;
+    return npairs > 0 ? mpitopo__request_alloc_tmp(r, (size_t)off) : MPITOPO_SUCCESS;
+}
+
+/* The schedule of plan p on n, not started. */
+static int build(mpitopo__nbr_t *n, const plan_t *p, const side_t *send, const side_t *recv,
+                 mpitopo_request_t *out, const char *func)
+{
+    int self = MPI_PROC_NULL, rc = MPI_SUCCESS;
+    if (p->self_copy)
+        rc = PMPI_Comm_rank(n->user_comm, &self);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    int *pair = mpitopo__malloc_array((size_t)(p->indeg + p->outdeg + 1), sizeof(int));
+    if (!pair)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours",
+                                 p->indeg + p->outdeg);
+    int *taken = pair + p->outdeg;
+    int npairs = pair_self(n, p, self, pair, taken);
+    int nops = count_peers(p->src, p->indeg) + count_peers(p->dst, p->outdeg);
+    mpitopo_request_t r = mpitopo__request_new(n, nops, npairs > 0 ? 2 : 1);
+    rc = r ? fill(r, p, pair, taken, npairs, send, recv, func)
+           : mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d messages", nops);
+    mpitopo__free(pair);
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(r);
+        return rc;
+    }
+    *out = r;
+    return MPITOPO_SUCCESS;
+}
+
+static int check_request(int form, mpitopo_request_t *request, const char *func)
+{
+    if (form != FORM_BLOCKING && !request)
         return mpitopo__error_at(MPITOPO_ERR_ARG, func, "request = NULL");
     if (request)
         *request = MPITOPO_REQUEST_NULL;
+    return MPITOPO_SUCCESS;
+}
+
+/* The private communicator is duplicated without blocking by the
+ * nonblocking and persistent forms, so that neither blocks. Persistent
+ * requests keep their own datatype duplicates for all their runs. */
+static int launch(mpitopo__nbr_t *n, const plan_t *p, side_t *send, side_t *recv, int form,
+                  mpitopo_request_t *request, const char *func)
+{
+    int rc = mpitopo__nbr_private_comm(n, form == FORM_BLOCKING);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    mpitopo_request_t r = NULL;
+    rc = build(n, p, send, recv, &r, func);
+    if (rc == MPITOPO_SUCCESS && form == FORM_PERSISTENT) {
+        r->persistent = 1;
+        rc = mpitopo__request_own_datatypes(r);
+    } else if (rc == MPITOPO_SUCCESS) {
+        rc = mpitopo__request_start(r);
+    }
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(r);
+        return rc;
+    }
+    if (form == FORM_BLOCKING)
+        return mpitopo__request_wait(&r, func);
+    *request = r;
+    return MPITOPO_SUCCESS;
+}
+
+/*
+ * The common path of every neighbourhood operation: check, make sure the
+ * private communicator exists (or is being made), build the schedule and
+ * start it (blocking: complete it too; persistent: leave it inactive).
+ */
+static int run_x(side_t *send, side_t *recv, MPI_Comm comm, int form, int self_copy,
+                 mpitopo_request_t *request, const char *func)
+{
+    int rc = check_request(form, request, func);
     mpitopo__nbr_t *n;
-    int rc = mpitopo__nbr_get(comm, func, &n);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__nbr_get(comm, func, &n);
     if (rc == MPITOPO_SUCCESS)
         rc = check_side(send, n->outdegree, func);
     if (rc == MPITOPO_SUCCESS)
         rc = check_side(recv, n->indegree, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    rc = mpitopo__nbr_private_comm(n, blocking);
-    if (rc != MPI_SUCCESS)
-        return mpitopo__mpi_result(func, rc);
-    int nops = count_peers(n->sources, n->indegree) + count_peers(n->destinations, n->outdegree);
-    mpitopo_request_t r = mpitopo__request_new(n, nops, 1);
-    if (!r)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d messages", nops);
-    fill_linear(r, send, recv);
-    rc = mpitopo__request_start(r);
-    if (rc != MPITOPO_SUCCESS) {
-        mpitopo__request_release(r);
-        return rc;
-    }
-    if (blocking)
-        return mpitopo__request_wait(&r, func);
-    *request = r;
-    return MPITOPO_SUCCESS;
+    plan_t p = plan_of(n, self_copy);
+    return launch(n, &p, send, recv, form, request, func);
+}
+
+static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_request_t *request,
+               const char *func)
+{
+    return run_x(send, recv, comm, form, 0, request, func);
 }
 
 /* The sides of the five operations. */
@@ -226,50 +393,50 @@ static side_t side_w(int send, const void *buf, const int *counts, const MPI_Ain
 }
 
 static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int blocking,
+                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form,
                      const char *func)
 {
     side_t s = side_scalar(1, SIDE_SAME, sbuf, scount, stype);
     side_t r = side_scalar(0, SIDE_BLOCK, rbuf, rcount, rtype);
-    return run(&s, &r, comm, blocking, req, func);
+    return run(&s, &r, comm, form, req, func);
 }
 
 static int allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                       const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
-                      mpitopo_request_t *req, int blocking, const char *func)
+                      mpitopo_request_t *req, int form, const char *func)
 {
     side_t s = side_scalar(1, SIDE_SAME, sbuf, scount, stype);
     side_t r = side_v(0, rbuf, rcounts, displs, rtype, "displs");
-    return run(&s, &r, comm, blocking, req, func);
+    return run(&s, &r, comm, form, req, func);
 }
 
 static int alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                    MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int blocking,
+                    MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form,
                     const char *func)
 {
     side_t s = side_scalar(1, SIDE_BLOCK, sbuf, scount, stype);
     side_t r = side_scalar(0, SIDE_BLOCK, rbuf, rcount, rtype);
-    return run(&s, &r, comm, blocking, req, func);
+    return run(&s, &r, comm, form, req, func);
 }
 
 static int alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
                      MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
-                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int blocking,
+                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form,
                      const char *func)
 {
     side_t s = side_v(1, sbuf, scounts, sdispls, stype, "sdispls");
     side_t r = side_v(0, rbuf, rcounts, rdispls, rtype, "rdispls");
-    return run(&s, &r, comm, blocking, req, func);
+    return run(&s, &r, comm, form, req, func);
 }
 
 static int alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
                      const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
                      const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
-                     mpitopo_request_t *req, int blocking, const char *func)
+                     mpitopo_request_t *req, int form, const char *func)
 {
     side_t s = side_w(1, sbuf, scounts, sdispls, stypes);
     side_t r = side_w(0, rbuf, rcounts, rdispls, rtypes);
-    return run(&s, &r, comm, blocking, req, func);
+    return run(&s, &r, comm, form, req, func);
 }
 
 int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -353,4 +520,125 @@ int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
 {
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                      recvtypes, comm, request, 0, __func__);
+}
+
+/* No info key is interpreted yet (the schedule choice will be); a handle
+ * that is neither MPI_INFO_NULL nor valid is still an error. */
+static int check_info(MPI_Info info, const char *func)
+{
+    int nkeys, rc = info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Info_get_nkeys(info, &nkeys);
+    return rc == MPI_SUCCESS ? MPITOPO_SUCCESS
+                             : mpitopo__error_at(MPITOPO_ERR_ARG, func, "info is not valid");
+}
+
+int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
+{
+    int rc = check_info(info, __func__);
+    return rc != MPITOPO_SUCCESS ? rc
+                                 : allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, request, FORM_PERSISTENT, __func__);
+}
+
+int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     mpitopo_request_t *request)
+{
+    int rc = check_info(info, __func__);
+    return rc != MPITOPO_SUCCESS
+               ? rc
+               : allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            comm, request, FORM_PERSISTENT, __func__);
+}
+
+int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
+{
+    int rc = check_info(info, __func__);
+    return rc != MPITOPO_SUCCESS ? rc
+                                 : alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm, request, FORM_PERSISTENT, __func__);
+}
+
+int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    mpitopo_request_t *request)
+{
+    int rc = check_info(info, __func__);
+    return rc != MPITOPO_SUCCESS
+               ? rc
+               : alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                           recvtype, comm, request, FORM_PERSISTENT, __func__);
+}
+
+int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[],
+                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
+{
+    int rc = check_info(info, __func__);
+    return rc != MPITOPO_SUCCESS
+               ? rc
+               : alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, request, FORM_PERSISTENT, __func__);
+}
+
+int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    side_t s = side_scalar(1, SIDE_BLOCK, sendbuf, sendcount, sendtype);
+    side_t r = side_scalar(0, SIDE_BLOCK, recvbuf, recvcount, recvtype);
+    return run_x(&s, &r, comm, FORM_BLOCKING, 1, NULL, __func__);
+}
+
+int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    side_t s = side_v(1, sendbuf, sendcounts, sdispls, sendtype, "sdispls");
+    side_t r = side_v(0, recvbuf, recvcounts, rdispls, recvtype, "rdispls");
+    return run_x(&s, &r, comm, FORM_BLOCKING, 1, NULL, __func__);
+}
+
+static int shift_peers(const mpitopo__nbr_t *n, int direction, int disp, int *src, int *dst,
+                       const char *func)
+{
+    if (n->kind != MPI_CART)
+        return mpitopo__error_at(MPI_ERR_TOPOLOGY, func,
+                                 "comm has a %s topology; a Cartesian communicator is required",
+                                 n->kind == MPI_GRAPH ? "graph" : "dist-graph");
+    int ndims = n->indegree / 2;
+    if (direction < 0 || direction >= ndims)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                 "direction = %d must be in [0, %d) (the number of dimensions)",
+                                 direction, ndims);
+    int rc = PMPI_Cart_shift(n->user_comm, direction, disp, src, dst);
+    return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result(func, rc);
+}
+
+int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int direction,
+                            int disp, MPI_Comm comm)
+{
+    const char *func = __func__;
+    side_t s = side_scalar(1, SIDE_BLOCK, sendbuf, sendcount, sendtype);
+    side_t r = side_scalar(0, SIDE_BLOCK, recvbuf, recvcount, recvtype);
+    mpitopo__nbr_t *n;
+    int src, dst, rc = mpitopo__nbr_get(comm, func, &n);
+    if (rc == MPITOPO_SUCCESS)
+        rc = shift_peers(n, direction, disp, &src, &dst, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = check_side(&s, 1, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = check_side(&r, 1, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    plan_t p = {1, 1, &src, &dst, 1, 1};
+    return launch(n, &p, &s, &r, FORM_BLOCKING, NULL, func);
 }

@@ -1,8 +1,9 @@
 /*
- * The schedule engine: a request is a list of rounds of point-to-point
- * messages on the private communicator of its topology communicator.
- * Round r+1 is posted when round r has completed, inside mpitopo_test and
- * mpitopo_wait (no progress thread; see coll.h).
+ * The schedule engine: a request is a list of rounds of steps (messages on
+ * the private communicator of its topology communicator, and local copies
+ * to and from a request-owned temporary buffer). Round r+1 is posted when
+ * round r has completed, inside mpitopo_test and mpitopo_wait (no progress
+ * thread; see coll.h). Persistent requests are started again and again.
  */
 #include "coll/coll_internal.h"
 
@@ -14,7 +15,7 @@ mpitopo_request_t mpitopo__request_new(mpitopo__nbr_t *nbr, int nops, int nround
     if (!r)
         return NULL;
     size_t n = (size_t)(nops > 0 ? nops : 1);
-    r->ops = mpitopo__malloc_array(n, sizeof *r->ops);
+    r->ops = mpitopo__calloc(n, sizeof *r->ops);
     r->reqs = mpitopo__malloc_array(n, sizeof *r->reqs);
     r->statuses = mpitopo__malloc_array(n, sizeof *r->statuses);
     r->round_start = mpitopo__calloc((size_t)nrounds + 1, sizeof *r->round_start);
@@ -35,18 +36,52 @@ mpitopo_request_t mpitopo__request_new(mpitopo__nbr_t *nbr, int nops, int nround
     return r;
 }
 
+int mpitopo__request_alloc_tmp(mpitopo_request_t r, size_t bytes)
+{
+    r->tmp = mpitopo__malloc(bytes > 0 ? bytes : 1);
+    if (!r->tmp)
+        return MPITOPO_NOMEM("temporary buffer");
+    r->tmp_size = bytes;
+    return MPITOPO_SUCCESS;
+}
+
+static void dequeue(mpitopo_request_t r)
+{
+    mpitopo__nbr_t *n = r->nbr;
+    mpitopo_request_t *p = &n->queue_head, prev = NULL;
+    while (*p && *p != r) {
+        prev = *p;
+        p = &(*p)->next_queued;
+    }
+    if (!*p)
+        return;
+    *p = r->next_queued;
+    if (n->queue_tail == r)
+        n->queue_tail = prev;
+    r->next_queued = NULL;
+    r->queued = 0;
+}
+
+/* Stop a run: messages still in flight (after an error) are left to MPI. */
+static void deactivate(mpitopo_request_t r)
+{
+    for (int i = 0; i < r->nops; i++)
+        if (r->reqs[i] != MPI_REQUEST_NULL)
+            PMPI_Request_free(&r->reqs[i]);
+    dequeue(r);
+    r->active = 0;
+}
+
 void mpitopo__request_release(mpitopo_request_t r)
 {
     if (!r)
         return;
-    /* Messages of a failed round still in flight are left to MPI. */
-    for (int i = 0; i < r->nops; i++)
-        if (r->reqs[i] != MPI_REQUEST_NULL)
-            PMPI_Request_free(&r->reqs[i]);
+    deactivate(r);
     for (int i = 0; i < r->nowned; i++)
         PMPI_Type_free(&r->owned[i]);
     mpitopo__free(r->owned);
     mpitopo__nbr_unref(r->nbr);
+    mpitopo__free(r->tmp);
     mpitopo__free(r->ops);
     mpitopo__free(r->reqs);
     mpitopo__free(r->statuses);
@@ -54,20 +89,46 @@ void mpitopo__request_release(mpitopo_request_t r)
     mpitopo__free(r);
 }
 
-static int post_round(mpitopo_request_t r)
+/* Copies use MPI_COMM_SELF: the data never leaves the process, and the
+ * user's communicator may be freed while a request is pending. */
+static int copy_step(mpitopo_request_t r, const mpitopo__op_t *o)
+{
+    int pos = 0, rc;
+    char *t = r->tmp + o->tmp_off;
+    if (o->kind == MPITOPO__OP_PACK)
+        rc = PMPI_Pack(o->buf, o->count, o->type, t, o->tmp_bytes, &pos, MPI_COMM_SELF);
+    else
+        rc = PMPI_Unpack(t, o->tmp_bytes, &pos, o->buf, o->count, o->type, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(o->kind == MPITOPO__OP_PACK ? "MPI_Pack" : "MPI_Unpack", rc);
+    return MPITOPO_SUCCESS;
+}
+
+static int post_message(mpitopo_request_t r, const mpitopo__op_t *o, MPI_Request *q)
 {
     MPI_Comm comm = r->nbr->comm;
+    void *buf = o->in_tmp ? r->tmp + o->tmp_off : o->buf;
+    int rc = o->kind == MPITOPO__OP_SEND
+                 ? PMPI_Isend(buf, o->count, o->type, o->peer, o->tag, comm, q)
+                 : PMPI_Irecv(buf, o->count, o->type, o->peer, o->tag, comm, q);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(o->kind == MPITOPO__OP_SEND ? "MPI_Isend" : "MPI_Irecv", rc);
+    return MPITOPO_SUCCESS;
+}
+
+/* Copies first, then messages (see coll_internal.h). */
+static int post_round(mpitopo_request_t r)
+{
     int first = r->round_start[r->round], last = r->round_start[r->round + 1];
-    for (int i = first; i < last; i++) {
-        const mpitopo__op_t *o = &r->ops[i];
-        MPI_Request *q = &r->reqs[i - first];
-        int rc = o->is_send ? PMPI_Isend(o->buf, o->count, o->type, o->peer, o->tag, comm, q)
-                            : PMPI_Irecv(o->buf, o->count, o->type, o->peer, o->tag, comm, q);
-        if (rc != MPI_SUCCESS)
-            return mpitopo__mpi_result(o->is_send ? "MPI_Isend" : "MPI_Irecv", rc);
-    }
-    r->posted = 1;
-    return MPI_SUCCESS;
+    int rc = MPITOPO_SUCCESS;
+    for (int i = first; i < last && rc == MPITOPO_SUCCESS; i++)
+        if (r->ops[i].kind == MPITOPO__OP_PACK || r->ops[i].kind == MPITOPO__OP_UNPACK)
+            rc = copy_step(r, &r->ops[i]);
+    for (int i = first; i < last && rc == MPITOPO_SUCCESS; i++)
+        if (r->ops[i].kind == MPITOPO__OP_SEND || r->ops[i].kind == MPITOPO__OP_RECV)
+            rc = post_message(r, &r->ops[i], &r->reqs[i - first]);
+    r->posted = rc == MPITOPO_SUCCESS;
+    return rc;
 }
 
 static int is_named(MPI_Datatype t, int *named)
@@ -78,10 +139,10 @@ static int is_named(MPI_Datatype t, int *named)
     return rc;
 }
 
-/* Posting is deferred: hold duplicates of the derived datatypes, so that
- * the caller may free its own as soon as the starting call returns. */
-static int own_datatypes(mpitopo_request_t r)
+int mpitopo__request_own_datatypes(mpitopo_request_t r)
 {
+    if (r->owned)
+        return MPITOPO_SUCCESS;
     r->owned = mpitopo__malloc_array((size_t)(r->nops > 0 ? r->nops : 1), sizeof *r->owned);
     if (!r->owned)
         return MPITOPO_NOMEM("datatype duplicates");
@@ -97,12 +158,58 @@ static int own_datatypes(mpitopo_request_t r)
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo__request_start(mpitopo_request_t r)
+/* Post the first round of every queued request, in start order; an error
+ * stays with its request and is reported by its test or wait. */
+static void flush_queue(mpitopo__nbr_t *n)
 {
-    int ready, rc = mpitopo__nbr_private_ready(r->nbr, &ready);
+    while (n->queue_head) {
+        mpitopo_request_t r = n->queue_head;
+        dequeue(r);
+        if (r->nrounds > 0)
+            r->error = post_round(r);
+    }
+}
+
+/* Flush the queue if the private communicator is ready (blocking: make it
+ * ready first). */
+static int kick(mpitopo__nbr_t *n, int blocking, int *ready)
+{
+    *ready = 1;
+    int rc = blocking ? mpitopo__nbr_private_comm(n, 1) : mpitopo__nbr_private_ready(n, ready);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result("MPI_Comm_idup", rc);
-    return ready ? post_round(r) : own_datatypes(r);
+    if (*ready)
+        flush_queue(n);
+    return MPITOPO_SUCCESS;
+}
+
+static void enqueue(mpitopo_request_t r)
+{
+    mpitopo__nbr_t *n = r->nbr;
+    r->next_queued = NULL;
+    if (n->queue_tail)
+        n->queue_tail->next_queued = r;
+    else
+        n->queue_head = r;
+    n->queue_tail = r;
+    r->queued = 1;
+}
+
+int mpitopo__request_start(mpitopo_request_t r)
+{
+    r->round = 0;
+    r->posted = 0;
+    r->error = MPITOPO_SUCCESS;
+    r->active = 1;
+    int ready, rc = kick(r->nbr, 0, &ready);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (ready)
+        return r->nrounds > 0 ? post_round(r) : MPITOPO_SUCCESS;
+    rc = mpitopo__request_own_datatypes(r);
+    if (rc == MPITOPO_SUCCESS)
+        enqueue(r);
+    return rc;
 }
 
 /* The first failing message of the current round, for the error message. */
@@ -113,15 +220,16 @@ static int round_error(mpitopo_request_t r, int rc, const char *func)
     int first = r->round_start[r->round], n = r->round_start[r->round + 1] - first;
     for (int i = 0; i < n; i++) {
         int e = r->statuses[i].MPI_ERROR;
-        if (e == MPI_SUCCESS || e == MPI_ERR_PENDING)
-            continue;
         const mpitopo__op_t *o = &r->ops[first + i];
+        if (e == MPI_SUCCESS || e == MPI_ERR_PENDING || o->kind > MPITOPO__OP_SEND)
+            continue;
         char text[MPI_MAX_ERROR_STRING] = "";
         int len = 0;
         if (PMPI_Error_string(e, text, &len) != MPI_SUCCESS)
             snprintf(text, sizeof text, "(no description)");
         return mpitopo__error_at(e, func, "MPI error %d %s neighbour rank %d: %s", e,
-                                 o->is_send ? "sending to" : "receiving from", o->peer, text);
+                                 o->kind == MPITOPO__OP_SEND ? "sending to" : "receiving from",
+                                 o->peer, text);
     }
     return mpitopo__mpi_result(func, rc);
 }
@@ -130,57 +238,66 @@ static int round_error(mpitopo_request_t r, int rc, const char *func)
  * end). *done = 1 when every round has completed. */
 static int advance(mpitopo_request_t r, int blocking, int *done, const char *func)
 {
-    int rc = MPI_SUCCESS;
+    *done = 0;
+    if (r->queued) {
+        int ready, rc = kick(r->nbr, blocking, &ready);
+        if (rc != MPITOPO_SUCCESS)
+            return mpitopo__mpi_result(func, rc);
+        if (r->queued)
+            return MPITOPO_SUCCESS;
+    }
+    if (r->error != MPITOPO_SUCCESS)
+        return r->error;
     while (r->round < r->nrounds) {
-        if (!r->posted) {
-            int ready = 1;
-            rc = blocking ? mpitopo__nbr_private_comm(r->nbr, 1)
-                          : mpitopo__nbr_private_ready(r->nbr, &ready);
-            if (rc != MPI_SUCCESS)
-                return mpitopo__mpi_result(func, rc);
-            if (!ready)
-                break;
-            if ((rc = post_round(r)) != MPI_SUCCESS)
-                return rc;
-        }
+        int rc = r->posted ? MPITOPO_SUCCESS : post_round(r);
+        if (rc != MPITOPO_SUCCESS)
+            return rc;
         int n = r->round_start[r->round + 1] - r->round_start[r->round], flag = 1;
         rc = blocking ? PMPI_Waitall(n, r->reqs, r->statuses)
                       : PMPI_Testall(n, r->reqs, &flag, r->statuses);
         if (rc != MPI_SUCCESS)
             return round_error(r, rc, func);
         if (!flag)
-            break;
+            return MPITOPO_SUCCESS;
         r->posted = 0;
         r->round++;
     }
-    *done = r->round == r->nrounds;
+    *done = 1;
     return MPITOPO_SUCCESS;
 }
 
-static int finish(mpitopo_request_t *request, int blocking, int *flag, const char *func)
+/* Advance *request; release it when done or failed (a persistent request
+ * becomes inactive instead, unless release is set). */
+static int finish(mpitopo_request_t *request, int blocking, int *flag, int release,
+                  const char *func)
 {
     if (!request)
         return mpitopo__error_at(MPITOPO_ERR_ARG, func, "request = NULL");
+    mpitopo_request_t r = *request;
     int done = 1, rc = MPITOPO_SUCCESS;
-    if (*request)
-        rc = advance(*request, blocking, &done, func);
+    if (r && r->active)
+        rc = advance(r, blocking, &done, func);
     if (flag)
         *flag = done;
-    if (done || rc != MPITOPO_SUCCESS) {
-        mpitopo__request_release(*request);
-        *request = MPITOPO_REQUEST_NULL;
+    if (!r || !(done || rc != MPITOPO_SUCCESS || release))
+        return rc;
+    if (r->persistent && !release) {
+        deactivate(r);
+        return rc;
     }
+    mpitopo__request_release(r);
+    *request = MPITOPO_REQUEST_NULL;
     return rc;
 }
 
 int mpitopo__request_wait(mpitopo_request_t *request, const char *func)
 {
-    return finish(request, 1, NULL, func);
+    return finish(request, 1, NULL, 0, func);
 }
 
 int mpitopo_wait(mpitopo_request_t *request)
 {
-    return finish(request, 1, NULL, __func__);
+    return finish(request, 1, NULL, 0, __func__);
 }
 
 int mpitopo_test(mpitopo_request_t *request, int *flag)
@@ -188,10 +305,58 @@ int mpitopo_test(mpitopo_request_t *request, int *flag)
     if (!flag)
         return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "flag = NULL");
     *flag = 0;
-    return finish(request, 0, flag, __func__);
+    return finish(request, 0, flag, 0, __func__);
 }
 
 int mpitopo_request_free(mpitopo_request_t *request)
 {
-    return finish(request, 1, NULL, __func__);
+    return finish(request, 1, NULL, 1, __func__);
+}
+
+static int check_startable(mpitopo_request_t r, const char *what, int i, const char *func)
+{
+    if (!r)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s[%d] = MPITOPO_REQUEST_NULL", what, i);
+    if (!r->persistent)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                 "%s[%d] is not a persistent request (made by an _init call)",
+                                 what, i);
+    if (r->active)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                 "%s[%d] is still active (complete it before starting it again)",
+                                 what, i);
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo_start(mpitopo_request_t *request)
+{
+    if (!request)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "request = NULL");
+    int rc = check_startable(*request, "request", 0, __func__);
+    return rc == MPITOPO_SUCCESS ? mpitopo__request_start(*request) : rc;
+}
+
+int mpitopo_startall(int count, mpitopo_request_t requests[])
+{
+    if (count < 0)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "count = %d must be >= 0", count);
+    if (count > 0 && !requests)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "requests = NULL with count %d",
+                                 count);
+    /* Check every request first, so that none starts when one cannot. */
+    for (int i = 0; i < count; i++) {
+        int rc = check_startable(requests[i], "requests", i, __func__);
+        for (int j = 0; j < i && rc == MPITOPO_SUCCESS; j++)
+            if (requests[j] == requests[i])
+                rc = mpitopo__error_at(MPITOPO_ERR_ARG, __func__,
+                                       "requests[%d] and requests[%d] are the same request", j, i);
+        if (rc != MPITOPO_SUCCESS)
+            return rc;
+    }
+    for (int i = 0; i < count; i++) {
+        int rc = mpitopo__request_start(requests[i]);
+        if (rc != MPITOPO_SUCCESS)
+            return rc;
+    }
+    return MPITOPO_SUCCESS;
 }
