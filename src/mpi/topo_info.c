@@ -53,7 +53,7 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
             return rc;
         if (rc != MPITOPO_SUCCESS)
             return mpitopo__error_restate(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%s\"", v);
-        snprintf(o->mapper, sizeof o->mapper, "%s", v);
+        memcpy(o->mapper, v, strlen(v) + 1); /* fits: checked above */
     }
     if ((rc = mpitopo__info_get(info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
