@@ -16,7 +16,12 @@
  *                    mpitopo_dist_graph_create, mpitopo_graph_create when
  *                    reorder != 0 on an intracommunicator without a
  *                    topology, else MPI's own;
- *   MPI_Graph_map    as MPI_Cart_map: mpitopo_graph_map.
+ *   MPI_Graph_map    as MPI_Cart_map: mpitopo_graph_map;
+ *   MPI_Neighbor_allgather, _allgatherv, _alltoall, _alltoallv, _alltoallw
+ *                    mpitopo_neighbor_* when MPITOPO_NEIGHBOR asks, on an
+ *                    intracommunicator with a topology; else MPI's own
+ *                    (shim_neighbor.c, which says why the nonblocking and
+ *                    persistent forms always stay MPI's own).
  *
  * Environment, read once (at the first intercepted call):
  *   MPITOPO_DISABLE=1        every call goes to MPI unchanged (any value but
@@ -31,6 +36,12 @@
  *   MPITOPO_DIMS=balanced    mpitopo_dims_create (local);
  *   MPITOPO_DIMS unset, empty or "mpi": MPI's own (another value is
  *                            reported once by world rank 0, then ignored);
+ *   MPITOPO_NEIGHBOR=linear  the blocking neighbourhood collectives run
+ *                            mpitopo's schedules; auto, combine and cart are
+ *                            accepted and today all mean linear, the only
+ *                            schedule mpitopo has; unset, empty or "off":
+ *                            MPI's own (another value is reported once by
+ *                            world rank 0, then treated as off);
  *   MPITOPO_VERBOSE=1        print mpitopo's message with every error
  *                            (2: also say why a call went to MPI unchanged).
  * The library's own variables (MPITOPO_EMULATE, MPITOPO_NETWORK, ...) apply
@@ -68,9 +79,30 @@ static struct shim_config {
     enum shim_dims dims;
     int verbose;
     char bad_dims[64]; /* an MPITOPO_DIMS value that is none of the above */
+    int neighbor;      /* MPITOPO_NEIGHBOR asks for mpitopo's collectives */
+    char neighbor_value[64]; /* the value as given, for messages */
+    int bad_neighbor;  /* neighbor_value is not one of the accepted values */
 } config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_once_t bad_dims_once = PTHREAD_ONCE_INIT;
+static pthread_once_t bad_neighbor_once = PTHREAD_ONCE_INIT;
+static pthread_once_t neighbor_said_once = PTHREAD_ONCE_INIT;
+
+/* auto, combine and cart name schedules still to come: they are accepted
+ * now so that job scripts written for them keep working, and run the one
+ * schedule that exists (linear). */
+static void config_read_neighbor(void)
+{
+    static const char *const takes[] = {"linear", "auto", "combine", "cart"};
+    const char *v = getenv("MPITOPO_NEIGHBOR");
+    if (!v || !*v || strcmp(v, "off") == 0)
+        return;
+    snprintf(config.neighbor_value, sizeof config.neighbor_value, "%s", v);
+    for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)
+        if (strcmp(v, takes[i]) == 0)
+            config.neighbor = 1;
+    config.bad_neighbor = !config.neighbor;
+}
 
 static void config_read(void)
 {
@@ -94,6 +126,8 @@ static void config_read(void)
         config.dims = DIMS_BALANCED;
     else
         snprintf(config.bad_dims, sizeof config.bad_dims, "%s", v);
+
+    config_read_neighbor();
 }
 
 static const struct shim_config *shim_config(void)
@@ -113,6 +147,29 @@ static void report_bad_dims(void)
                 "mpitopo: MPITOPO_DIMS = \"%s\" is not nodes, balanced or mpi; "
                 "MPI_Dims_create stays MPI's own\n",
                 config.bad_dims);
+}
+
+static void report_bad_neighbor(void)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr,
+                "mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not auto, linear, combine, cart or off; "
+                "the neighbourhood collectives stay MPI's own\n",
+                config.neighbor_value);
+}
+
+/* At MPITOPO_VERBOSE >= 1, world rank 0 says once which schedule the
+ * intercepted collectives run, so a job log shows that the setting took. */
+static void say_neighbor(void)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && config.verbose >= 1)
+        fprintf(stderr,
+                "mpitopo: MPI_Neighbor_*: mpitopo's linear schedule (MPITOPO_NEIGHBOR=%s)\n",
+                config.neighbor_value);
 }
 
 static int mpi_is_running(void)
@@ -157,6 +214,25 @@ static int shim_takes(const char *func, MPI_Comm comm, int ndims, int topology_a
     int topo = MPI_UNDEFINED;
     if (!topology_allowed && (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo != MPI_UNDEFINED))
         return passed_on(func, comm, "comm already has a topology");
+    return 1;
+}
+
+int mpitopo__shim_neighbor_takes(const char *func, MPI_Comm comm)
+{
+    const struct shim_config *c = shim_config();
+    if (c->bad_neighbor && mpi_is_running())
+        pthread_once(&bad_neighbor_once, report_bad_neighbor);
+    /* Off is the default: no message per call, these run in loops. */
+    if (!c->neighbor)
+        return 0;
+    /* MPI_COMM_NULL, an intercommunicator or a communicator without a
+     * topology goes to MPI, which reports its own error class. */
+    if (!shim_takes(func, comm, 0, 1))
+        return 0;
+    int topo = MPI_UNDEFINED;
+    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo == MPI_UNDEFINED)
+        return passed_on(func, comm, "comm has no topology");
+    pthread_once(&neighbor_said_once, say_neighbor);
     return 1;
 }
 
