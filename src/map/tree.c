@@ -390,6 +390,16 @@ static int run_method(int method, const mpitopo_machine_t *m, const mpitopo__tgr
     return rc;
 }
 
+/* Independent top-down runs (other seeds for coarsening and the initial
+ * splits) while the graph is small: the bisection is a heuristic whose
+ * result varies by a few percent with the seed, and small problems can
+ * afford the best of several. Large ones get one run, to stay fast. */
+static int topdown_trials(const mpitopo__tgraph_t *g)
+{
+    int64_t work = g->n + g->offs[g->n];
+    return work <= 40000 ? 4 : work <= 400000 ? 2 : 1;
+}
+
 static int run_candidates(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
                           const mpitopo_map_options_t *opt, int mode, int *leaf_of_proc)
 {
@@ -403,9 +413,12 @@ static int run_candidates(const mpitopo_machine_t *m, const mpitopo_pattern_t *p
         rc = ttree_build(m, pat->nprocs, &t);
     double best = INFINITY;
     static const char *const names[] = {"cart", "topdown", "bottomup"};
+    int trials = topdown_trials(&g);
     for (int method = TREE_TOPDOWN; rc == MPITOPO_SUCCESS && method <= TREE_BOTTOMUP; method++)
-        if (mode == TREE_BEST || mode == method) {
-            rc = run_method(method, m, &g, &t, opt->seed, slot_of, cand);
+        for (int k = 0; (mode == TREE_BEST || mode == method) && rc == MPITOPO_SUCCESS &&
+                        k < (method == TREE_TOPDOWN ? trials : 1);
+             k++) {
+            rc = run_method(method, m, &g, &t, opt->seed + (uint64_t)k * 0x9e3779b97f4a7c15ull, slot_of, cand);
             if (rc == MPITOPO_SUCCESS)
                 rc = keep_cheaper(m, pat, opt->weight, cand, leaf_of_proc, &best, names[method]);
         }
