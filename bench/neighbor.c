@@ -83,7 +83,7 @@ enum op { OP_ALLGATHER, OP_ALLTOALL };
 enum form { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT };
 
 typedef struct variant {
-    char name[48];
+    char name[64];
     int host;       /* 1: host MPI, 0: mpitopo */
     enum form form;
     MPI_Comm comm;  /* host: the topology communicator; mpitopo: its own dup */

@@ -43,8 +43,9 @@ section "2. Halo exchange on the same cluster, every mapper side by side" \
 "$cli" eval --machine "$cluster" --pattern cart:6x4 --placement rr
 
 section "3. Rings of 6 processes (Mercier & Jeannot's ring benchmark, scaled down)" \
-"Four token rings of six ranks each, one message per hop, launched round-robin."
-"$cli" eval --machine "$cluster" --pattern ring:24:6 --placement rr --mapper identity,block,random:2
+"Four token rings of six ranks each, one message per hop, launched round-robin.
+'tree' is the graph mapper behind mpitopo_dist_graph_create(_adjacent)."
+"$cli" eval --machine "$cluster" --pattern ring:24:6 --placement rr --mapper identity,block,random:2,tree
 
 section "4. Table 3 of Gropp (EuroMPI'18): 2-D 128x128 halo, 1024 nodes x 16 processes" \
 "Paper, MPI_Cart_create row: off-node partners min 2, max 3, avg 2.12; on-node 1, 2, 1.88.
@@ -67,4 +68,18 @@ see bench/RESULTS.md: halo_netns.sh and the SimGrid runs)."
 MPITOPO_EMULATE="node:4 core:8" MPITOPO_EMULATE_PLACEMENT=rr \
   mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -n 32 \
   "$build/bench/halo" -d 2 -L 8,65536 -r 2 -i 4
-printf '\nMore: %s eval --help, %s dims --help; benchmarks: bench/README.md\n' "$cli" "$cli"
+
+section "7. A dist-graph communicator that really reorders: the ring benchmark" \
+"bench/ring on 24 Open MPI ranks, \"node:4 core:6\" emulated, ranks dealt round-robin:
+4 rings of 6 declared with MPI_Dist_graph_create_adjacent (native) and with
+mpitopo_dist_graph_create_adjacent weighted by bytes and by messages. The traffic
+table is the point here (times are shared memory on one box)."
+MPITOPO_EMULATE="node:4 core:6" MPITOPO_EMULATE_PLACEMENT=rr \
+  mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader -n 24 \
+  "$build/bench/ring" -R 4 -l 20 -a 4096 -r 2
+
+section "8. The launcher route: a rank file from a pattern" \
+"The same rings as a pattern, mapped for 'mpirun --rankfile' when the program
+builds no topology (a traced pattern file works the same way)."
+"$cli" map --pattern ring:24:6 --machine "$cluster" --launch rr --format openmpi-rankfile --verbose | head -n 8
+printf '\nMore: %s eval --help, %s map --help, %s dims --help; benchmarks: bench/README.md\n' "$cli" "$cli" "$cli"
