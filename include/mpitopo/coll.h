@@ -155,8 +155,13 @@ int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
  * order), and nonblocking: nothing is sent. The schedule is built once, the
  * arrays are copied and derived datatypes duplicated, so both may be freed
  * after the call; the buffers are fixed, their contents may change between
- * runs. *request is inactive until mpitopo_start. info: no key is
- * interpreted yet; MPI_INFO_NULL or a valid handle.
+ * runs. *request is inactive until mpitopo_start. info: MPI_INFO_NULL or
+ * a valid handle; key "mpitopo_neighbor" (auto, linear, combine, cart,
+ * node) chooses this operation's schedule, over the communicator's info
+ * key of that name and MPITOPO_NEIGHBOR; it must be the same on every
+ * process. The first operation that combines on a communicator computes
+ * its combining pattern, collectively and blocking, even in an _init or
+ * nonblocking call.
  * Start every persistent operation on every process in the same order, as
  * with MPI_Start on persistent collectives.
  */

@@ -6,12 +6,37 @@
 #include "mpi/mpi_internal.h"
 #include <mpitopo/coll.h>
 
+#include <stdint.h>
+
 /*
  * What the cache keeps for one topology communicator. Reference counted:
  * the attribute holds one reference, every request in flight another, so a
  * communicator freed while a nonblocking call is pending keeps its private
  * duplicate until the call completes.
  */
+struct mpitopo__comb;
+
+/* Schedules a neighbourhood operation can run on (MPITOPO_NEIGHBOR). */
+typedef enum {
+    MPITOPO__SCHED_AUTO = 0,
+    MPITOPO__SCHED_LINEAR,
+    MPITOPO__SCHED_COMBINE,
+    MPITOPO__SCHED_CART,
+    MPITOPO__SCHED_NODE,
+    MPITOPO__SCHED_UNSET = -1,  /* no choice given at this level */
+    MPITOPO__SCHED_INVALID = -2 /* a value that is not a schedule name */
+} mpitopo__sched_t;
+
+/* The five operations, for the schedule choice and its log lines. */
+typedef enum {
+    MPITOPO__OPK_ALLGATHER = 0,
+    MPITOPO__OPK_ALLGATHERV,
+    MPITOPO__OPK_ALLTOALL,
+    MPITOPO__OPK_ALLTOALLV,
+    MPITOPO__OPK_ALLTOALLW,
+    MPITOPO__OPK_COUNT
+} mpitopo__opkind_t;
+
 typedef struct mpitopo__nbr {
     struct mpitopo__nbr *prev, *next; /* list of cached entries, for MPI_Finalize */
     MPI_Comm user_comm;               /* the communicator the attribute sits on */
@@ -27,6 +52,14 @@ typedef struct mpitopo__nbr {
      * ready, so every process posts the messages of concurrent operations
      * in the same order (what message matching relies on). */
     struct mpitopo_request *queue_head, *queue_tail;
+    /* Read from the communicator's info at cache time (MPITOPO__SCHED_UNSET
+     * and -1 when absent): key "mpitopo_neighbor" and
+     * "mpitopo_combine_threshold". */
+    int info_sched;
+    int info_threshold;
+    struct mpitopo__comb *comb; /* combining pattern, made on first use */
+    unsigned logged;            /* (operation kind, schedule) pairs logged */
+    long long sends;            /* messages sent by schedules (diagnostics) */
 } mpitopo__nbr_t;
 
 /*
@@ -66,7 +99,13 @@ int mpitopo__nbr_recv_tag(const mpitopo__nbr_t *nbr, int k);
 #define MPITOPO__TAG_SHIFT 32767
 
 /* What a step of a schedule does. */
-enum { MPITOPO__OP_RECV = 0, MPITOPO__OP_SEND = 1, MPITOPO__OP_PACK, MPITOPO__OP_UNPACK };
+enum {
+    MPITOPO__OP_RECV = 0,
+    MPITOPO__OP_SEND = 1,
+    MPITOPO__OP_PACK,
+    MPITOPO__OP_UNPACK,
+    MPITOPO__OP_MOVE /* memmove tmp_bytes from tmp + src_off to tmp + tmp_off */
+};
 
 /*
  * One step of a schedule: a point-to-point message, or a local copy
@@ -86,6 +125,7 @@ typedef struct mpitopo__op {
     int in_tmp;
     MPI_Aint tmp_off;
     int tmp_bytes;
+    MPI_Aint src_off; /* MPITOPO__OP_MOVE only */
 } mpitopo__op_t;
 
 /*
@@ -141,5 +181,117 @@ int mpitopo__request_wait(mpitopo_request_t *request, const char *func);
 
 /* Release a request (in-flight MPI requests are freed, left to MPI). */
 void mpitopo__request_release(mpitopo_request_t req);
+
+/* How block i of a user buffer is found (the five operations differ only
+ * in this). */
+typedef enum {
+    SIDE_SAME,  /* allgather send: the whole buffer for every neighbour */
+    SIDE_BLOCK, /* block i at i * count * extent */
+    SIDE_V,     /* counts[i] at displs[i] * extent */
+    SIDE_W      /* counts[i] of types[i] at bdispls[i] bytes */
+} side_mode_t;
+
+typedef struct side {
+    side_mode_t mode;
+    const void *buf;
+    int count;
+    const int *counts;
+    const int *displs;
+    const MPI_Aint *bdispls;
+    MPI_Datatype type;
+    const MPI_Datatype *types;
+    MPI_Aint extent;
+    /* Argument names, for error messages. */
+    const char *buf_name, *count_name, *displs_name, *type_name;
+} side_t;
+
+static inline int mpitopo__slot_count(const side_t *s, int i)
+{
+    return s->mode == SIDE_SAME || s->mode == SIDE_BLOCK ? s->count : s->counts[i];
+}
+
+static inline MPI_Datatype mpitopo__slot_type(const side_t *s, int i)
+{
+    return s->mode == SIDE_W ? s->types[i] : s->type;
+}
+
+/* The send buffer is only ever read: MPI's own prototypes take a
+ * non-const pointer for both directions. */
+static inline void *mpitopo__slot_buf(const side_t *s, int i)
+{
+    char *b = (char *)(uintptr_t)s->buf;
+    switch (s->mode) {
+    case SIDE_SAME:
+        return b;
+    case SIDE_BLOCK:
+        return b + (MPI_Aint)i * s->count * s->extent;
+    case SIDE_V:
+        return b + (MPI_Aint)s->displs[i] * s->extent;
+    default:
+        return b + s->bdispls[i];
+    }
+}
+
+/* ---- Schedule choice (select.c) ---- */
+
+/* Parse a schedule name ("auto", "linear", ...); MPITOPO__SCHED_INVALID
+ * otherwise. */
+mpitopo__sched_t mpitopo__sched_parse(const char *s);
+const char *mpitopo__sched_name(mpitopo__sched_t s);
+
+/* Read the mpitopo_* keys of comm's info into n (at cache time). */
+void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm);
+
+/*
+ * The schedule an operation requested: the _init call's info key (info may
+ * be MPI_INFO_NULL), else the communicator's, else MPITOPO_NEIGHBOR, else
+ * auto. Errors name a bad value.
+ */
+int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sched_t *s,
+                             const char *func);
+
+/* The friendship threshold: comm info, else MPITOPO_COMBINE_THRESHOLD,
+ * else 4 (the thesis). */
+int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *func);
+
+/* Log (MPITOPO_VERBOSE >= 1, rank 0 of the communicator, once per
+ * communicator, operation kind and schedule) the schedule chosen. */
+void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t requested,
+                        mpitopo__sched_t chosen);
+
+/* ---- Message combining (combine.c) ---- */
+
+/* Largest block, in bytes, that "auto" combines. */
+#define MPITOPO__COMBINE_AUTO_BYTES 1024
+
+/*
+ * Make n's combining pattern if it has none (collective over the
+ * communicator: every process calls it for the same operation). Local
+ * afterwards.
+ */
+int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func);
+
+/* Combining pairs (steps) of the calling process in n's pattern. */
+int mpitopo__combine_pairs(const mpitopo__nbr_t *n);
+
+/* Whether combining may run at all on n (a pattern exists and its tags
+ * fit). */
+int mpitopo__combine_usable(const mpitopo__nbr_t *n);
+
+/*
+ * The combining schedule of allgather (send side SIDE_SAME, receive side
+ * SIDE_BLOCK) or alltoall (both SIDE_BLOCK), not started. send_comb /
+ * recv_comb: whether the send and receive sides combine (auto turns each
+ * off for blocks above MPITOPO__COMBINE_AUTO_BYTES; both ends of every
+ * message decide alike because matching block sizes are equal).
+ */
+int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
+                           int send_comb, int recv_comb, mpitopo_request_t *out,
+                           const char *func);
+
+void mpitopo__combine_free(struct mpitopo__comb *c);
+
+/* Messages sent by the schedules of comm so far (diagnostics, tests). */
+int mpitopo__coll_sends(MPI_Comm comm, long long *sends);
 
 #endif

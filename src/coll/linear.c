@@ -3,65 +3,18 @@
  * every receive and every send is posted at once, as MPI libraries do. The
  * five operations differ only in how a buffer is cut into per-neighbour
  * blocks, so each side (send, receive) is described once by a
- * `side_t` and the schedule is built from the two.
+ * `side_t` (coll_internal.h) and the schedule is built from the two.
+ * Also the entry points of the five operations, which choose between this
+ * schedule and message combining (combine.c; rule at choose()).
  */
-#include "coll/coll_internal.h"
+#include "coll/combine.h"
 
 #include <stdint.h>
-
-/* How block i of a buffer is found. */
-typedef enum {
-    SIDE_SAME,  /* allgather send: the whole buffer for every neighbour */
-    SIDE_BLOCK, /* block i at i * count * extent */
-    SIDE_V,     /* counts[i] at displs[i] * extent */
-    SIDE_W      /* counts[i] of types[i] at bdispls[i] bytes */
-} side_mode_t;
-
-typedef struct side {
-    side_mode_t mode;
-    const void *buf;
-    int count;
-    const int *counts;
-    const int *displs;
-    const MPI_Aint *bdispls;
-    MPI_Datatype type;
-    const MPI_Datatype *types;
-    MPI_Aint extent;
-    /* Argument names, for error messages. */
-    const char *buf_name, *count_name, *displs_name, *type_name;
-} side_t;
 
 static const char *mode_count_name(int send, side_mode_t mode)
 {
     int scalar = mode == SIDE_SAME || mode == SIDE_BLOCK;
     return send ? (scalar ? "sendcount" : "sendcounts") : (scalar ? "recvcount" : "recvcounts");
-}
-
-static int slot_count(const side_t *s, int i)
-{
-    return s->mode == SIDE_SAME || s->mode == SIDE_BLOCK ? s->count : s->counts[i];
-}
-
-static MPI_Datatype slot_type(const side_t *s, int i)
-{
-    return s->mode == SIDE_W ? s->types[i] : s->type;
-}
-
-static void *slot_buf(const side_t *s, int i)
-{
-    /* The send buffer is only ever read: MPI's own prototypes take a
-     * non-const pointer for both directions. */
-    char *b = (char *)(uintptr_t)s->buf;
-    switch (s->mode) {
-    case SIDE_SAME:
-        return b;
-    case SIDE_BLOCK:
-        return b + (MPI_Aint)i * s->count * s->extent;
-    case SIDE_V:
-        return b + (MPI_Aint)s->displs[i] * s->extent;
-    default:
-        return b + s->bdispls[i];
-    }
 }
 
 static int check_arrays(const side_t *s, int degree, const char *func)
@@ -83,8 +36,8 @@ static int check_arrays(const side_t *s, int degree, const char *func)
  * addresses (MPI_BOTTOM); with a predefined one it is a mistake. */
 static int check_slot(const side_t *s, int i, const char *func)
 {
-    int count = slot_count(s, i);
-    MPI_Datatype t = slot_type(s, i);
+    int count = mpitopo__slot_count(s, i);
+    MPI_Datatype t = mpitopo__slot_type(s, i);
     int vec = s->mode == SIDE_V || s->mode == SIDE_W;
     if (count < 0)
         return vec ? mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s[%d] = %d must be >= 0",
@@ -207,8 +160,8 @@ static int pair_self(const mpitopo__nbr_t *n, const plan_t *p, int self, int *pa
 static int fill_copy(mpitopo_request_t r, int at, int k, int i, MPI_Aint *off, const side_t *send,
                      const side_t *recv, const char *func)
 {
-    int scount = slot_count(send, k), rcount = slot_count(recv, i), bytes, ssize, rsize;
-    MPI_Datatype stype = slot_type(send, k), rtype = slot_type(recv, i);
+    int scount = mpitopo__slot_count(send, k), rcount = mpitopo__slot_count(recv, i), bytes, ssize, rsize;
+    MPI_Datatype stype = mpitopo__slot_type(send, k), rtype = mpitopo__slot_type(recv, i);
     int rc = PMPI_Pack_size(scount, stype, MPI_COMM_SELF, &bytes);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_size(stype, &ssize);
@@ -222,10 +175,10 @@ static int fill_copy(mpitopo_request_t r, int at, int k, int i, MPI_Aint *off, c
                                  "send block %d to self is %lld bytes; receive block %d holds "
                                  "%lld bytes of %d-byte elements",
                                  k, sent, i, room, rsize);
-    r->ops[at] = (mpitopo__op_t){.buf = slot_buf(send, k), .count = scount, .type = stype,
+    r->ops[at] = (mpitopo__op_t){.buf = mpitopo__slot_buf(send, k), .count = scount, .type = stype,
                                  .kind = MPITOPO__OP_PACK, .tmp_off = *off, .tmp_bytes = bytes};
     int ucount = rsize > 0 ? (int)(sent / rsize) : 0;
-    r->ops[r->nops - 1 - (at)] = (mpitopo__op_t){.buf = slot_buf(recv, i), .count = ucount,
+    r->ops[r->nops - 1 - (at)] = (mpitopo__op_t){.buf = mpitopo__slot_buf(recv, i), .count = ucount,
                                                   .type = rtype, .kind = MPITOPO__OP_UNPACK,
                                                   .tmp_off = *off, .tmp_bytes = bytes};
     *off += bytes;
@@ -234,8 +187,8 @@ static int fill_copy(mpitopo_request_t r, int at, int k, int i, MPI_Aint *off, c
 
 static mpitopo__op_t message(const side_t *side, int i, int peer, int tag, int kind)
 {
-    return (mpitopo__op_t){.buf = slot_buf(side, i), .count = slot_count(side, i),
-                           .type = slot_type(side, i), .peer = peer, .tag = tag, .kind = kind};
+    return (mpitopo__op_t){.buf = mpitopo__slot_buf(side, i), .count = mpitopo__slot_count(side, i),
+                           .type = mpitopo__slot_type(side, i), .peer = peer, .tag = tag, .kind = kind};
 }
 
 /*
@@ -308,17 +261,31 @@ static int check_request(int form, mpitopo_request_t *request, const char *func)
     return MPITOPO_SUCCESS;
 }
 
+/* What runs: the linear schedule, or combining (either side may stay
+ * linear, see mpitopo__combine_build). */
+typedef struct choice {
+    int combine, send_comb, recv_comb;
+} choice_t;
+
+static int build_any(mpitopo__nbr_t *n, const plan_t *p, const side_t *send, const side_t *recv,
+                     const choice_t *c, mpitopo_request_t *out, const char *func)
+{
+    if (c->combine)
+        return mpitopo__combine_build(n, send, recv, c->send_comb, c->recv_comb, out, func);
+    return build(n, p, send, recv, out, func);
+}
+
 /* The private communicator is duplicated without blocking by the
  * nonblocking and persistent forms, so that neither blocks. Persistent
  * requests keep their own datatype duplicates for all their runs. */
-static int launch(mpitopo__nbr_t *n, const plan_t *p, side_t *send, side_t *recv, int form,
-                  mpitopo_request_t *request, const char *func)
+static int launch(mpitopo__nbr_t *n, const plan_t *p, side_t *send, side_t *recv,
+                  const choice_t *c, int form, mpitopo_request_t *request, const char *func)
 {
     int rc = mpitopo__nbr_private_comm(n, form == FORM_BLOCKING);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     mpitopo_request_t r = NULL;
-    rc = build(n, p, send, recv, &r, func);
+    rc = build_any(n, p, send, recv, c, &r, func);
     if (rc == MPITOPO_SUCCESS && form == FORM_PERSISTENT) {
         r->persistent = 1;
         rc = mpitopo__request_own_datatypes(r);
@@ -335,32 +302,95 @@ static int launch(mpitopo__nbr_t *n, const plan_t *p, side_t *send, side_t *recv
     return MPITOPO_SUCCESS;
 }
 
+static int checked_nbr(side_t *send, side_t *recv, MPI_Comm comm, int form,
+                       mpitopo_request_t *request, mpitopo__nbr_t **n, const char *func)
+{
+    int rc = check_request(form, request, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__nbr_get(comm, func, n);
+    if (rc == MPITOPO_SUCCESS)
+        rc = check_side(send, (*n)->outdegree, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = check_side(recv, (*n)->indegree, func);
+    return rc;
+}
+
 /*
- * The common path of every neighbourhood operation: check, make sure the
- * private communicator exists (or is being made), build the schedule and
- * start it (blocking: complete it too; persistent: leave it inactive).
+ * The neighbourhood collectives without a schedule choice (exchanges):
+ * check, make sure the private communicator exists (or is being made),
+ * build the linear schedule and start it (blocking: complete it too).
  */
 static int run_x(side_t *send, side_t *recv, MPI_Comm comm, int form, int self_copy,
                  mpitopo_request_t *request, const char *func)
 {
-    int rc = check_request(form, request, func);
     mpitopo__nbr_t *n;
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__nbr_get(comm, func, &n);
-    if (rc == MPITOPO_SUCCESS)
-        rc = check_side(send, n->outdegree, func);
-    if (rc == MPITOPO_SUCCESS)
-        rc = check_side(recv, n->indegree, func);
+    int rc = checked_nbr(send, recv, comm, form, request, &n, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     plan_t p = plan_of(n, self_copy);
-    return launch(n, &p, send, recv, form, request, func);
+    choice_t c = {0, 0, 0};
+    return launch(n, &p, send, recv, &c, form, request, func);
 }
 
-static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_request_t *request,
-               const char *func)
+static int side_bytes(const side_t *s, long long *bytes)
 {
-    return run_x(send, recv, comm, form, 0, request, func);
+    int size, rc = PMPI_Type_size(s->type, &size);
+    *bytes = (long long)size * s->count;
+    return rc;
+}
+
+/*
+ * The schedule rule. combine: allgather and alltoall on graph and
+ * dist-graph communicators (Cartesian ones have star neighbourhoods of
+ * 2d neighbours, where no two processes share the 4 out-neighbours that
+ * make combining pay, and the v and w forms run linear: combine.c says
+ * why). auto: the same, each side combining only for blocks of at most
+ * MPITOPO__COMBINE_AUTO_BYTES (the thesis's gain is for small messages;
+ * the pattern itself pairs only processes with enough common
+ * neighbours). cart, node: not available yet, linear.
+ */
+static int choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
+                  const side_t *send, const side_t *recv, choice_t *c, const char *func)
+{
+    *c = (choice_t){0, 0, 0};
+    int fits = (op == MPITOPO__OPK_ALLGATHER || op == MPITOPO__OPK_ALLTOALL) &&
+               n->kind != MPI_CART;
+    if (!fits || (req != MPITOPO__SCHED_COMBINE && req != MPITOPO__SCHED_AUTO))
+        return MPITOPO_SUCCESS;
+    int rc = mpitopo__combine_pattern(n, func);
+    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n))
+        return rc;
+    long long sb, rb;
+    rc = side_bytes(send, &sb);
+    if (rc == MPI_SUCCESS)
+        rc = side_bytes(recv, &rb);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    int forced = req == MPITOPO__SCHED_COMBINE;
+    c->send_comb = forced || sb <= MPITOPO__COMBINE_AUTO_BYTES;
+    c->recv_comb = forced || rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    c->combine = c->send_comb || c->recv_comb;
+    return MPITOPO_SUCCESS;
+}
+
+/* The five operations: check, choose the schedule (info of an _init
+ * call first), then as run_x. */
+static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_request_t *request,
+               MPI_Info info, mpitopo__opkind_t op, const char *func)
+{
+    mpitopo__nbr_t *n;
+    mpitopo__sched_t req = MPITOPO__SCHED_AUTO;
+    choice_t c;
+    int rc = checked_nbr(send, recv, comm, form, request, &n, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__sched_requested(n, info, &req, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = choose(n, op, req, send, recv, &c, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    mpitopo__sched_log(n, op, req, c.combine ? MPITOPO__SCHED_COMBINE : MPITOPO__SCHED_LINEAR);
+    plan_t p = plan_of(n, 0);
+    return launch(n, &p, send, recv, &c, form, request, func);
 }
 
 /* The sides of the five operations. */
@@ -393,56 +423,56 @@ static side_t side_w(int send, const void *buf, const int *counts, const MPI_Ain
 }
 
 static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form,
+                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form, MPI_Info info,
                      const char *func)
 {
     side_t s = side_scalar(1, SIDE_SAME, sbuf, scount, stype);
     side_t r = side_scalar(0, SIDE_BLOCK, rbuf, rcount, rtype);
-    return run(&s, &r, comm, form, req, func);
+    return run(&s, &r, comm, form, req, info, MPITOPO__OPK_ALLGATHER, func);
 }
 
 static int allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                       const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
-                      mpitopo_request_t *req, int form, const char *func)
+                      mpitopo_request_t *req, int form, MPI_Info info, const char *func)
 {
     side_t s = side_scalar(1, SIDE_SAME, sbuf, scount, stype);
     side_t r = side_v(0, rbuf, rcounts, displs, rtype, "displs");
-    return run(&s, &r, comm, form, req, func);
+    return run(&s, &r, comm, form, req, info, MPITOPO__OPK_ALLGATHERV, func);
 }
 
 static int alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                    MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form,
+                    MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form, MPI_Info info,
                     const char *func)
 {
     side_t s = side_scalar(1, SIDE_BLOCK, sbuf, scount, stype);
     side_t r = side_scalar(0, SIDE_BLOCK, rbuf, rcount, rtype);
-    return run(&s, &r, comm, form, req, func);
+    return run(&s, &r, comm, form, req, info, MPITOPO__OPK_ALLTOALL, func);
 }
 
 static int alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
                      MPI_Datatype stype, void *rbuf, const int *rcounts, const int *rdispls,
-                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form,
+                     MPI_Datatype rtype, MPI_Comm comm, mpitopo_request_t *req, int form, MPI_Info info,
                      const char *func)
 {
     side_t s = side_v(1, sbuf, scounts, sdispls, stype, "sdispls");
     side_t r = side_v(0, rbuf, rcounts, rdispls, rtype, "rdispls");
-    return run(&s, &r, comm, form, req, func);
+    return run(&s, &r, comm, form, req, info, MPITOPO__OPK_ALLTOALLV, func);
 }
 
 static int alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
                      const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
                      const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
-                     mpitopo_request_t *req, int form, const char *func)
+                     mpitopo_request_t *req, int form, MPI_Info info, const char *func)
 {
     side_t s = side_w(1, sbuf, scounts, sdispls, stypes);
     side_t r = side_w(0, rbuf, rcounts, rdispls, rtypes);
-    return run(&s, &r, comm, form, req, func);
+    return run(&s, &r, comm, form, req, info, MPITOPO__OPK_ALLTOALLW, func);
 }
 
 int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, 1,
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, 1, MPI_INFO_NULL,
                      __func__);
 }
 
@@ -451,7 +481,7 @@ int mpitopo_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype
                                 MPI_Comm comm, mpitopo_request_t *request)
 {
     return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-                     0, __func__);
+                     0, MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -459,7 +489,7 @@ int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                                 MPI_Datatype recvtype, MPI_Comm comm)
 {
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                      NULL, 1, __func__);
+                      NULL, 1, MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -468,13 +498,13 @@ int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatyp
                                  mpitopo_request_t *request)
 {
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                      request, 0, __func__);
+                      request, 0, MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, 1,
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, 1, MPI_INFO_NULL,
                     __func__);
 }
 
@@ -483,7 +513,7 @@ int mpitopo_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype 
                                MPI_Comm comm, mpitopo_request_t *request)
 {
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, 0,
-                    __func__);
+                    MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -491,7 +521,7 @@ int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], cons
                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                     recvtype, comm, NULL, 1, __func__);
+                     recvtype, comm, NULL, 1, MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -500,7 +530,7 @@ int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], con
                                 mpitopo_request_t *request)
 {
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                     recvtype, comm, request, 0, __func__);
+                     recvtype, comm, request, 0, MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
@@ -509,7 +539,7 @@ int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, NULL, 1, __func__);
+                     recvtypes, comm, NULL, 1, MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
@@ -519,11 +549,11 @@ int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                 mpitopo_request_t *request)
 {
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, request, 0, __func__);
+                     recvtypes, comm, request, 0, MPI_INFO_NULL, __func__);
 }
 
-/* No info key is interpreted yet (the schedule choice will be); a handle
- * that is neither MPI_INFO_NULL nor valid is still an error. */
+/* A handle that is neither MPI_INFO_NULL nor valid is an error; the key
+ * "mpitopo_neighbor" chooses the schedule (mpitopo__sched_requested). */
 static int check_info(MPI_Info info, const char *func)
 {
     int nkeys, rc = info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Info_get_nkeys(info, &nkeys);
@@ -538,7 +568,7 @@ int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Data
     int rc = check_info(info, __func__);
     return rc != MPITOPO_SUCCESS ? rc
                                  : allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, request, FORM_PERSISTENT, __func__);
+                                             recvtype, comm, request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -550,7 +580,7 @@ int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dat
     return rc != MPITOPO_SUCCESS
                ? rc
                : allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                            comm, request, FORM_PERSISTENT, __func__);
+                            comm, request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -560,7 +590,7 @@ int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datat
     int rc = check_info(info, __func__);
     return rc != MPITOPO_SUCCESS ? rc
                                  : alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                            recvtype, comm, request, FORM_PERSISTENT, __func__);
+                                            recvtype, comm, request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
@@ -573,7 +603,7 @@ int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
     return rc != MPITOPO_SUCCESS
                ? rc
                : alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                           recvtype, comm, request, FORM_PERSISTENT, __func__);
+                           recvtype, comm, request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -586,7 +616,7 @@ int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
     return rc != MPITOPO_SUCCESS
                ? rc
                : alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, request, FORM_PERSISTENT, __func__);
+                           recvtypes, comm, request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -640,5 +670,6 @@ int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_Datatype sen
     if (rc != MPITOPO_SUCCESS)
         return rc;
     plan_t p = {1, 1, &src, &dst, 1, 1};
-    return launch(n, &p, &s, &r, FORM_BLOCKING, NULL, func);
+    choice_t c = {0, 0, 0};
+    return launch(n, &p, &s, &r, &c, FORM_BLOCKING, NULL, func);
 }

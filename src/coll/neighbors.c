@@ -32,6 +32,7 @@ static void nbr_free(mpitopo__nbr_t *n)
         rc = PMPI_Comm_free(&n->comm);
     if (rc != MPI_SUCCESS)
         mpitopo__log(1, "freeing a private neighbour communicator failed with MPI error %d", rc);
+    mpitopo__combine_free(n->comb);
     if (n->destinations != n->sources)
         mpitopo__free(n->destinations);
     mpitopo__free(n->sources);
@@ -183,6 +184,7 @@ static int compute(MPI_Comm comm, int kind, const char *func, mpitopo__nbr_t **o
     n->kind = kind;
     n->comm = MPI_COMM_NULL;
     n->dup_request = MPI_REQUEST_NULL;
+    mpitopo__nbr_read_info(n, comm);
     int rc = kind == MPI_CART    ? lists_cart(comm, n, func)
              : kind == MPI_GRAPH ? lists_graph(comm, n, func)
                                  : lists_dist_graph(comm, n, func);
@@ -343,4 +345,13 @@ int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[], int ma
     copy_list(n->sources, n->indegree, maxindegree, sources);
     copy_list(n->destinations, n->outdegree, maxoutdegree, destinations);
     return MPITOPO_SUCCESS;
+}
+
+int mpitopo__coll_sends(MPI_Comm comm, long long *sends)
+{
+    mpitopo__nbr_t *n;
+    int rc = mpitopo__nbr_get(comm, __func__, &n);
+    if (rc == MPITOPO_SUCCESS)
+        *sends = n->sends;
+    return rc;
 }

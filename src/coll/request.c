@@ -8,6 +8,7 @@
 #include "coll/coll_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 mpitopo_request_t mpitopo__request_new(mpitopo__nbr_t *nbr, int nops, int nrounds)
 {
@@ -95,6 +96,10 @@ static int copy_step(mpitopo_request_t r, const mpitopo__op_t *o)
 {
     int pos = 0, rc;
     char *t = r->tmp + o->tmp_off;
+    if (o->kind == MPITOPO__OP_MOVE) {
+        memmove(t, r->tmp + o->src_off, (size_t)o->tmp_bytes);
+        return MPITOPO_SUCCESS;
+    }
     if (o->kind == MPITOPO__OP_PACK)
         rc = PMPI_Pack(o->buf, o->count, o->type, t, o->tmp_bytes, &pos, MPI_COMM_SELF);
     else
@@ -113,6 +118,7 @@ static int post_message(mpitopo_request_t r, const mpitopo__op_t *o, MPI_Request
                  : PMPI_Irecv(buf, o->count, o->type, o->peer, o->tag, comm, q);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(o->kind == MPITOPO__OP_SEND ? "MPI_Isend" : "MPI_Irecv", rc);
+    r->nbr->sends += o->kind == MPITOPO__OP_SEND;
     return MPITOPO_SUCCESS;
 }
 
@@ -122,7 +128,7 @@ static int post_round(mpitopo_request_t r)
     int first = r->round_start[r->round], last = r->round_start[r->round + 1];
     int rc = MPITOPO_SUCCESS;
     for (int i = first; i < last && rc == MPITOPO_SUCCESS; i++)
-        if (r->ops[i].kind == MPITOPO__OP_PACK || r->ops[i].kind == MPITOPO__OP_UNPACK)
+        if (r->ops[i].kind > MPITOPO__OP_SEND)
             rc = copy_step(r, &r->ops[i]);
     for (int i = first; i < last && rc == MPITOPO_SUCCESS; i++)
         if (r->ops[i].kind == MPITOPO__OP_SEND || r->ops[i].kind == MPITOPO__OP_RECV)

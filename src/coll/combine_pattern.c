@@ -1,0 +1,497 @@
+/*
+ * Message combining, phase 1 (thesis ch. 6, Alg. 6.1 and 6.2, with the
+ * round protocol of thesis-spec.md 5.7): which friend each process pairs
+ * with in which round, which common out-neighbours it then serves, and
+ * which combined messages it receives. Computed once per communicator,
+ * collectively, on a private duplicate (so that it cannot match messages
+ * of operations in flight); O(degree^2) memory: the matrix M holds the
+ * in-neighbour list of every out-neighbour.
+ *
+ * Self edges and MPI_PROC_NULL never take part (they stay direct).
+ */
+#include "coll/combine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Message kinds of the protocol; every kind keeps FIFO order between two
+ * processes, and both sides run the same sequence per kind. */
+enum { TAG_SIZE = 1, TAG_ROW, TAG_CHOICE, TAG_STATE, TAG_NOTE, TAG_ACTIVE };
+enum { NOTE_NONE = 0, NOTE_ON, NOTE_OFF, NOTE_DONE };
+enum { ST_SEARCHING = 0, ST_PAIRED, ST_TERMINAL };
+
+typedef struct pat {
+    MPI_Comm comm;
+    int me, theta;
+    int no, ni;        /* distinct out- and in-neighbours (no self) */
+    int *out, *oact;   /* no each */
+    int *in, *iact;    /* ni each */
+    int *mylist, mylen; /* sources without self, sorted, duplicates kept */
+    int *roff;         /* no + 1: row j of M is entries roff[j]..roff[j+1] */
+    int *rrank, *rmult, *ract;
+    int nf, *frank, *fw; /* friends, ascending rank, and weights */
+    struct mpitopo__comb *c;
+} pat_t;
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorted copy of list without self and MPI_PROC_NULL (duplicates kept). */
+static int *clean_list(const int *list, int n, int me, int *len)
+{
+    int *l = mpitopo__malloc_array((size_t)(n > 0 ? n : 1), sizeof(int)), k = 0;
+    if (!l)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (list[i] != me && list[i] != MPI_PROC_NULL)
+            l[k++] = list[i];
+    qsort(l, (size_t)k, sizeof(int), cmp_int);
+    *len = k;
+    return l;
+}
+
+/* Distinct values of a sorted list, in place; returns how many. */
+static int distinct(int *l, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (k == 0 || l[k - 1] != l[i])
+            l[k++] = l[i];
+    return k;
+}
+
+/*
+ * One exchange: send scount ints to each of to[0..nto) (from sbuf, or
+ * sbuf + j * scount when stride is set) and receive counts[j] ints (scount
+ * when counts is NULL) from each of from[0..nfrom) into rbuf, packed.
+ */
+static int xchg(const pat_t *p, int tag, int nto, const int *to, const int *sbuf, int stride,
+                int scount, int nfrom, const int *from, int *rbuf, const int *counts)
+{
+    MPI_Request *q = mpitopo__malloc_array((size_t)(nto + nfrom + 1), sizeof *q);
+    if (!q)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_SUCCESS, n = 0;
+    size_t at = 0;
+    for (int j = 0; j < nfrom && rc == MPI_SUCCESS; j++) {
+        int cnt = counts ? counts[j] : scount;
+        rc = PMPI_Irecv(rbuf + at, cnt, MPI_INT, from[j], tag, p->comm, &q[n++]);
+        at += (size_t)cnt;
+    }
+    for (int j = 0; j < nto && rc == MPI_SUCCESS; j++)
+        rc = PMPI_Isend(sbuf + (stride ? (size_t)j * scount : 0), scount, MPI_INT, to[j], tag,
+                        p->comm, &q[n++]);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Waitall(n, q, MPI_STATUSES_IGNORE);
+    mpitopo__free(q);
+    return rc;
+}
+
+/* The ranks of list whose flag is set, into out; returns how many. */
+static int active(const int *list, const int *flag, int n, int *out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (flag[i])
+            out[k++] = list[i];
+    return k;
+}
+
+/* M: row j is the source list of out-neighbour j, compressed to distinct
+ * ranks (which is that neighbour's own `in` order) with multiplicities. */
+static int build_matrix(pat_t *p)
+{
+    int *len = mpitopo__calloc((size_t)p->no + 1, sizeof(int));
+    if (!len)
+        return MPI_ERR_NO_MEM;
+    int rc = xchg(p, TAG_SIZE, p->ni, p->in, &p->mylen, 0, 1, p->no, p->out, len, NULL);
+    size_t total = 0;
+    for (int j = 0; j < p->no; j++)
+        total += (size_t)len[j];
+    p->roff = mpitopo__calloc((size_t)p->no + 1, sizeof(int));
+    p->rrank = mpitopo__malloc_array(total + 1, sizeof(int));
+    p->rmult = mpitopo__malloc_array(total + 1, sizeof(int));
+    p->ract = mpitopo__malloc_array(total + 1, sizeof(int));
+    int *raw = mpitopo__malloc_array(total + 1, sizeof(int));
+    if (rc == MPI_SUCCESS && (!p->roff || !p->rrank || !p->rmult || !p->ract || !raw))
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = xchg(p, TAG_ROW, p->ni, p->in, p->mylist, 0, p->mylen, p->no, p->out, raw, len);
+    size_t at = 0, k = 0;
+    for (int j = 0; j < p->no && rc == MPI_SUCCESS; j++) {
+        p->roff[j] = (int)k;
+        for (int e = 0; e < len[j]; e++, at++) {
+            if (k > (size_t)p->roff[j] && p->rrank[k - 1] == raw[at]) {
+                p->rmult[k - 1]++;
+                continue;
+            }
+            p->rrank[k] = raw[at];
+            p->rmult[k] = 1;
+            p->ract[k++] = 1;
+        }
+    }
+    if (p->roff)
+        p->roff[p->no] = (int)k;
+    mpitopo__free(raw);
+    mpitopo__free(len);
+    return rc;
+}
+
+/* Find_friends: g is a friend when it appears in at least theta active
+ * rows (w(p,g) common active out-neighbours). */
+static int find_friends(pat_t *p)
+{
+    int total = p->roff[p->no], k = 0;
+    int *all = mpitopo__malloc_array((size_t)total + 1, sizeof(int));
+    if (!all)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < p->no; j++)
+        for (int e = p->roff[j]; p->oact[j] && e < p->roff[j + 1]; e++)
+            if (p->ract[e] && p->rrank[e] != p->me)
+                all[k++] = p->rrank[e];
+    qsort(all, (size_t)k, sizeof(int), cmp_int);
+    p->nf = 0;
+    for (int i = 0; i < k;) {
+        int j = i;
+        while (j < k && all[j] == all[i])
+            j++;
+        if (j - i >= p->theta) {
+            p->frank[p->nf] = all[i];
+            p->fw[p->nf++] = j - i;
+        }
+        i = j;
+    }
+    mpitopo__free(all);
+    return MPI_SUCCESS;
+}
+
+/* Heaviest friend among those with in[i] set; ties to the lowest rank
+ * (friends are in ascending rank). -1 when none. */
+static int best(const pat_t *p, const int *in)
+{
+    int b = -1;
+    for (int i = 0; i < p->nf; i++)
+        if (in[i] && (b < 0 || p->fw[i] > p->fw[b]))
+            b = i;
+    return b;
+}
+
+typedef struct pairing {
+    int *cand, *act, *prev, *cho, *st, *to;
+} pairing_t;
+
+/* Alg 6.2, one choice: index of the friend to propose to, or -1 (then
+ * *terminal is set). */
+static int choose(const pat_t *p, pairing_t *s, int iter, int f_old, int *terminal)
+{
+    if (iter == 1)
+        return best(p, s->cand);
+    if (f_old >= 0 && s->act[f_old] && p->me < p->frank[f_old])
+        return f_old; /* retry: the rank condition prevents livelock */
+    int g = -1;
+    for (int i = 0; i < p->nf; i++)
+        if (s->act[i] && p->frank[i] < p->me && s->prev[i] == p->me &&
+            (g < 0 || p->fw[i] > p->fw[g]))
+            g = i;
+    if (g >= 0)
+        return g; /* g retries us: mutual next round */
+    for (int i = 0; i < p->nf; i++)
+        s->cand[i] = s->cand[i] && s->act[i] && i != f_old;
+    g = best(p, s->cand);
+    *terminal = g < 0;
+    return g;
+}
+
+/* Alg 6.2 with separate candidate and messaging sets (thesis-spec.md
+ * 5.5): the friend paired with, or -1. */
+static int pair_friend(pat_t *p, pairing_t *s, int *partner)
+{
+    for (int i = 0; i < p->nf; i++) {
+        s->cand[i] = s->act[i] = 1;
+        s->prev[i] = -1;
+    }
+    int paired = 0, terminal = 0, f = -1, rc = MPI_SUCCESS;
+    for (int iter = 1; !paired && !terminal && rc == MPI_SUCCESS; iter++) {
+        f = choose(p, s, iter, f, &terminal);
+        int mine = f >= 0 ? p->frank[f] : -1, nact = active(p->frank, s->act, p->nf, s->to);
+        rc = xchg(p, TAG_CHOICE, nact, s->to, &mine, 0, 1, nact, s->to, s->cho, NULL);
+        /* Spread the answers (packed over the active friends) to friend
+         * indices; the same order on both ends. */
+        for (int i = p->nf - 1, k = nact - 1; i >= 0 && rc == MPI_SUCCESS; i--)
+            s->cho[i] = s->act[i] ? s->cho[k--] : -1;
+        paired = rc == MPI_SUCCESS && !terminal && f >= 0 && s->cho[f] == p->me;
+        int state = paired ? ST_PAIRED : terminal ? ST_TERMINAL : ST_SEARCHING;
+        if (rc == MPI_SUCCESS)
+            rc = xchg(p, TAG_STATE, nact, s->to, &state, 0, 1, nact, s->to, s->st, NULL);
+        for (int i = p->nf - 1, k = nact - 1; i >= 0 && rc == MPI_SUCCESS; i--)
+            if (s->act[i]) {
+                s->act[i] = s->st[k--] == ST_SEARCHING;
+                s->prev[i] = s->cho[i];
+            }
+    }
+    *partner = paired ? p->frank[f] : -1;
+    return rc;
+}
+
+static int row_has(const pat_t *p, int j, int rank, int *mult)
+{
+    for (int e = p->roff[j]; e < p->roff[j + 1]; e++)
+        if (p->rrank[e] == rank && p->ract[e]) {
+            *mult = p->rmult[e];
+            return 1;
+        }
+    return 0;
+}
+
+/* Record the combining step with friend f in round t: CN = the active
+ * rows holding f, ascending; the lower rank takes the first half. Marks
+ * the notes (ON/OFF) of the members and deactivates them. */
+static int add_step(pat_t *p, int t, int f, int *notes)
+{
+    struct mpitopo__comb *c = p->c;
+    mpitopo__comb_step_t *st = &c->steps[c->nsteps];
+    st->cn = mpitopo__malloc_array((size_t)3 * (size_t)(p->no + 1), sizeof(int));
+    if (!st->cn)
+        return MPI_ERR_NO_MEM;
+    st->mine = st->cn + p->no + 1;
+    st->theirs = st->mine + p->no + 1;
+    st->t = t;
+    st->f = f;
+    st->k = 0;
+    for (int j = 0; j < p->no; j++) {
+        int m;
+        if (p->oact[j] && row_has(p, j, f, &st->theirs[st->k]) && row_has(p, j, p->me, &m)) {
+            st->mine[st->k] = m;
+            st->cn[st->k++] = j; /* index for now */
+        }
+    }
+    int h = (st->k + 1) / 2;
+    st->on_lo = p->me < f ? 0 : h;
+    st->on_hi = p->me < f ? h : st->k;
+    for (int i = 0; i < st->k; i++) {
+        int j = st->cn[i];
+        notes[3 * j + 1] = i >= st->on_lo && i < st->on_hi ? NOTE_ON : NOTE_OFF;
+        notes[3 * j + 2] = f;
+        st->cn[i] = p->out[j];
+    }
+    c->nsteps++;
+    return MPI_SUCCESS;
+}
+
+/* A notification from in-neighbour i (round t). */
+static int take_note(pat_t *p, int i, const int *note, int t)
+{
+    if (note[0] != t)
+        return MPI_ERR_INTERN; /* the protocol lost step: a bug, not input */ /* the protocol lost step: a bug, not input */
+    if (note[1] == NOTE_NONE)
+        return MPI_SUCCESS;
+    p->iact[i] = 0;
+    if (note[1] == NOTE_ON) {
+        struct mpitopo__comb *c = p->c;
+        c->recvs[c->nrecv++] = (mpitopo__comb_recv_t){t, p->in[i], note[2]};
+    }
+    return MPI_SUCCESS;
+}
+
+/* Steps 2-3 of round t (thesis-spec.md 5.7): notifications, then the
+ * active in-lists that update M. */
+static int notify_and_update(pat_t *p, int t, int *notes, int *buf, int *to, int *from)
+{
+    int nto = 0, nfrom = active(p->in, p->iact, p->ni, from);
+    for (int j = 0; j < p->no; j++)
+        if (p->oact[j]) {
+            notes[3 * nto] = t;
+            notes[3 * nto + 1] = notes[3 * j + 1];
+            notes[3 * nto + 2] = notes[3 * j + 2];
+            to[nto++] = p->out[j];
+        }
+    int rc = xchg(p, TAG_NOTE, nto, to, notes, 1, 3, nfrom, from, buf, NULL);
+    for (int i = 0, k = 0; i < p->ni && rc == MPI_SUCCESS; i++)
+        if (p->iact[i])
+            rc = take_note(p, i, &buf[3 * k++], t);
+    for (int j = 0, k = 0; j < p->no; j++)
+        if (p->oact[j])
+            p->oact[j] = notes[3 * k++ + 1] == NOTE_NONE;
+    /* Each active out-neighbour sends its in-flags (its `in` order, which
+     * is the order of our row for it). */
+    nto = active(p->in, p->iact, p->ni, to);
+    nfrom = active(p->out, p->oact, p->no, from);
+    int *counts = buf + 3 * (p->ni + 1);
+    for (int j = 0, k = 0; j < p->no; j++)
+        if (p->oact[j])
+            counts[k++] = p->roff[j + 1] - p->roff[j];
+    int *flags = counts + p->no + 1;
+    if (rc == MPI_SUCCESS)
+        rc = xchg(p, TAG_ACTIVE, nto, to, p->iact, 0, p->ni, nfrom, from, flags, counts);
+    for (int j = 0, at = 0; j < p->no && rc == MPI_SUCCESS; j++)
+        for (int e = p->roff[j]; p->oact[j] && e < p->roff[j + 1]; e++, at++)
+            p->ract[e] = p->ract[e] && flags[at];
+    return rc;
+}
+
+/* One round of Alg 6.1 for a process still in the loop: pair (or send
+ * DONE when friendless), fill the notes of every out-neighbour. */
+static int loop_round(pat_t *p, pairing_t *s, int t, int *in_loop, int *notes)
+{
+    for (int j = 0; j < p->no; j++) {
+        notes[3 * j + 1] = *in_loop && p->nf == 0 ? NOTE_DONE : NOTE_NONE;
+        notes[3 * j + 2] = -1;
+    }
+    if (!*in_loop || p->nf == 0) {
+        *in_loop = 0;
+        return MPI_SUCCESS;
+    }
+    int f, rc = pair_friend(p, s, &f);
+    if (rc == MPI_SUCCESS && f >= 0)
+        rc = add_step(p, t, f, notes);
+    return rc;
+}
+
+static int any(const int *flag, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (flag[i])
+            return 1;
+    return 0;
+}
+
+static int run_protocol(pat_t *p, int *rounds)
+{
+    size_t d = (size_t)(p->no + p->ni) + 1, total = (size_t)p->roff[p->no] + 1;
+    int *notes = mpitopo__malloc_array(3 * d, sizeof(int));
+    int *buf = mpitopo__malloc_array(3 * d + d + total, sizeof(int));
+    int *tofrom = mpitopo__malloc_array(2 * d, sizeof(int));
+    int *ps = mpitopo__malloc_array(6 * ((size_t)p->nf + 1), sizeof(int));
+    int rc = notes && buf && tofrom && ps ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    pairing_t s;
+    if (ps) {
+        s = (pairing_t){ps, ps + p->nf + 1, ps + 2 * (p->nf + 1), ps + 3 * (p->nf + 1),
+                        ps + 4 * (p->nf + 1), ps + 5 * (p->nf + 1)};
+    }
+    int t = 0, in_loop = 1;
+    while (rc == MPI_SUCCESS && (in_loop || any(p->iact, p->ni))) {
+        t++;
+        rc = loop_round(p, &s, t, &in_loop, notes);
+        if (rc == MPI_SUCCESS)
+            rc = notify_and_update(p, t, notes, buf, tofrom, tofrom + d);
+        if (rc == MPI_SUCCESS && in_loop)
+            rc = find_friends(p);
+    }
+    *rounds = t;
+    mpitopo__free(notes);
+    mpitopo__free(buf);
+    mpitopo__free(tofrom);
+    mpitopo__free(ps);
+    return rc;
+}
+
+static int setup(pat_t *p, const mpitopo__nbr_t *n)
+{
+    int len, rc = PMPI_Comm_rank(n->user_comm, &p->me);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    p->out = clean_list(n->destinations, n->outdegree, p->me, &len);
+    p->no = p->out ? distinct(p->out, len) : 0;
+    p->mylist = clean_list(n->sources, n->indegree, p->me, &p->mylen);
+    p->in = p->mylist ? mpitopo__malloc_array((size_t)p->mylen + 1, sizeof(int)) : NULL;
+    if (p->in)
+        memcpy(p->in, p->mylist, (size_t)p->mylen * sizeof(int));
+    p->ni = p->in ? distinct(p->in, p->mylen) : 0;
+    p->oact = mpitopo__malloc_array((size_t)p->no + 1, sizeof(int));
+    p->iact = mpitopo__malloc_array((size_t)p->ni + 1, sizeof(int));
+    struct mpitopo__comb *c = p->c;
+    c->steps = mpitopo__calloc((size_t)p->no + 1, sizeof *c->steps);
+    c->recvs = mpitopo__malloc_array((size_t)p->ni + 1, sizeof *c->recvs);
+    if (!p->out || !p->in || !p->oact || !p->iact || !c->steps || !c->recvs)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < p->no; j++)
+        p->oact[j] = 1;
+    for (int i = 0; i < p->ni; i++)
+        p->iact[i] = 1;
+    return MPI_SUCCESS;
+}
+
+static void teardown(pat_t *p)
+{
+    mpitopo__free(p->out);
+    mpitopo__free(p->oact);
+    mpitopo__free(p->in);
+    mpitopo__free(p->iact);
+    mpitopo__free(p->mylist);
+    mpitopo__free(p->roff);
+    mpitopo__free(p->rrank);
+    mpitopo__free(p->rmult);
+    mpitopo__free(p->ract);
+    mpitopo__free(p->frank);
+    mpitopo__free(p->fw);
+    if (p->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&p->comm);
+}
+
+void mpitopo__combine_free(struct mpitopo__comb *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; c->steps && i < c->nsteps; i++)
+        mpitopo__free(c->steps[i].cn);
+    mpitopo__free(c->steps);
+    mpitopo__free(c->recvs);
+    mpitopo__free(c);
+}
+
+/* Friends are bounded by the entries of M. */
+static int compute(pat_t *p, const mpitopo__nbr_t *n)
+{
+    int rc = setup(p, n);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_dup(n->user_comm, &p->comm);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS)
+        rc = build_matrix(p);
+    if (rc == MPI_SUCCESS) {
+        size_t m = (size_t)p->roff[p->no] + 1;
+        p->frank = mpitopo__malloc_array(m, sizeof(int));
+        p->fw = mpitopo__malloc_array(m, sizeof(int));
+        rc = p->frank && p->fw ? find_friends(p) : MPI_ERR_NO_MEM;
+    }
+    int rounds = 0;
+    if (rc == MPI_SUCCESS)
+        rc = run_protocol(p, &rounds);
+    /* Tags of a combining schedule depend on the largest round anywhere. */
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(&rounds, &p->c->rounds, 1, MPI_INT, MPI_MAX, p->comm);
+    return rc;
+}
+
+int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
+{
+    if (n->comb)
+        return MPITOPO_SUCCESS;
+    int theta, rc = mpitopo__combine_threshold(n, &theta, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    pat_t p = {.comm = MPI_COMM_NULL, .theta = theta};
+    p.c = mpitopo__calloc(1, sizeof *p.c);
+    if (!p.c)
+        return MPITOPO_NOMEM("combining pattern");
+    rc = compute(&p, n);
+    teardown(&p);
+    if (rc != MPI_SUCCESS) {
+        mpitopo__combine_free(p.c);
+        return rc == MPI_ERR_NO_MEM ? MPITOPO_NOMEM("combining pattern")
+                                    : mpitopo__mpi_result(func, rc);
+    }
+    n->comb = p.c;
+    mpitopo__log(2, "combine: rank %d pairs %d times, receives %d combined messages, %d rounds",
+                 p.me, p.c->nsteps, p.c->nrecv, p.c->rounds);
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__combine_pairs(const mpitopo__nbr_t *n)
+{
+    return n->comb ? n->comb->nsteps : 0;
+}

@@ -1,0 +1,155 @@
+/*
+ * Which schedule a neighbourhood operation runs on. The choice belongs to
+ * the operation (info key of an _init call), the communicator (its info
+ * key, read when its neighbour lists are cached) or the environment
+ * (MPITOPO_NEIGHBOR, read once), in that order; "auto" otherwise. Every
+ * level must give the same answer on every process: the schedules of two
+ * processes must match message for message.
+ */
+#include "coll/coll_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const names[] = {"auto", "linear", "combine", "cart", "node"};
+
+mpitopo__sched_t mpitopo__sched_parse(const char *s)
+{
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+        if (strcmp(s, names[i]) == 0)
+            return (mpitopo__sched_t)i;
+    return MPITOPO__SCHED_INVALID;
+}
+
+const char *mpitopo__sched_name(mpitopo__sched_t s)
+{
+    return s >= 0 && s < (int)(sizeof names / sizeof *names) ? names[s] : "?";
+}
+
+static int parse_threshold(const char *v)
+{
+    long long x;
+    return mpitopo__parse_long(v, strlen(v), 1, 1 << 30, &x) == 0 ? (int)x : -2;
+}
+
+/* The value of key in info, or 0 when absent (or info unreadable). */
+static int info_value(MPI_Info info, const char *key, char *value, int size)
+{
+    int flag = 0;
+    if (info == MPI_INFO_NULL)
+        return 0;
+#if MPI_VERSION >= 4
+    int len = size;
+    if (PMPI_Info_get_string(info, key, &len, value, &flag) != MPI_SUCCESS)
+        return 0;
+#else
+    if (PMPI_Info_get(info, key, size - 1, value, &flag) != MPI_SUCCESS)
+        return 0;
+#endif
+    return flag;
+}
+
+void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm)
+{
+    char v[64];
+    MPI_Info info = MPI_INFO_NULL;
+    n->info_sched = MPITOPO__SCHED_UNSET;
+    n->info_threshold = -1;
+    if (PMPI_Comm_get_info(comm, &info) != MPI_SUCCESS)
+        return;
+    if (info_value(info, "mpitopo_neighbor", v, sizeof v))
+        n->info_sched = mpitopo__sched_parse(v);
+    if (info_value(info, "mpitopo_combine_threshold", v, sizeof v))
+        n->info_threshold = parse_threshold(v);
+    PMPI_Info_free(&info);
+}
+
+/* MPITOPO_NEIGHBOR and MPITOPO_COMBINE_THRESHOLD, read once. */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static mpitopo__sched_t env_sched = MPITOPO__SCHED_UNSET;
+static int env_threshold = -1;
+static char env_sched_text[64], env_threshold_text[64];
+
+static void read_env(void)
+{
+    const char *v = getenv("MPITOPO_NEIGHBOR");
+    /* "off" is the shim's (MPI's own collectives); to the library it says
+     * nothing. */
+    if (v && *v && strcmp(v, "off") != 0) {
+        snprintf(env_sched_text, sizeof env_sched_text, "%s", v);
+        env_sched = mpitopo__sched_parse(v);
+    }
+    v = getenv("MPITOPO_COMBINE_THRESHOLD");
+    if (v && *v) {
+        snprintf(env_threshold_text, sizeof env_threshold_text, "%s", v);
+        env_threshold = parse_threshold(v);
+    }
+}
+
+static int bad_name(const char *func, const char *where, const char *value)
+{
+    return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                             "%s = \"%s\" is not one of auto, linear, combine, cart, node", where,
+                             value);
+}
+
+int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sched_t *s,
+                             const char *func)
+{
+    char v[64];
+    if (info_value(info, "mpitopo_neighbor", v, sizeof v)) {
+        *s = mpitopo__sched_parse(v);
+        return *s == MPITOPO__SCHED_INVALID ? bad_name(func, "info key mpitopo_neighbor", v)
+                                            : MPITOPO_SUCCESS;
+    }
+    if (n->info_sched == MPITOPO__SCHED_INVALID)
+        return bad_name(func, "comm's info key mpitopo_neighbor", "(unknown)");
+    if (n->info_sched != MPITOPO__SCHED_UNSET) {
+        *s = (mpitopo__sched_t)n->info_sched;
+        return MPITOPO_SUCCESS;
+    }
+    pthread_once(&env_once, read_env);
+    if (env_sched == MPITOPO__SCHED_INVALID)
+        return bad_name(func, "MPITOPO_NEIGHBOR", env_sched_text);
+    *s = env_sched == MPITOPO__SCHED_UNSET ? MPITOPO__SCHED_AUTO : env_sched;
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *func)
+{
+    if (n->info_threshold == -2)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                 "comm's info key mpitopo_combine_threshold must be an integer "
+                                 ">= 1");
+    pthread_once(&env_once, read_env);
+    if (n->info_threshold < 0 && env_threshold == -2)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                 "MPITOPO_COMBINE_THRESHOLD = \"%s\" must be an integer >= 1",
+                                 env_threshold_text);
+    *theta = n->info_threshold > 0 ? n->info_threshold : env_threshold > 0 ? env_threshold : 4;
+    return MPITOPO_SUCCESS;
+}
+
+static const char *const op_names[MPITOPO__OPK_COUNT] = {
+    "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
+
+void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t requested,
+                        mpitopo__sched_t chosen)
+{
+    int rank = 0;
+    unsigned bit = 1u << (op * 5 + (chosen == MPITOPO__SCHED_COMBINE));
+    if (mpitopo__verbose() < 1 || (n->logged & bit))
+        return;
+    n->logged |= bit;
+    if (PMPI_Comm_rank(n->user_comm, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    if (chosen == MPITOPO__SCHED_COMBINE)
+        mpitopo__log(1, "neighbor_%s: schedule combine (requested %s; rank 0 combines with %d "
+                        "friend(s))",
+                     op_names[op], mpitopo__sched_name(requested), mpitopo__combine_pairs(n));
+    else
+        mpitopo__log(1, "neighbor_%s: schedule %s (requested %s)", op_names[op],
+                     mpitopo__sched_name(chosen), mpitopo__sched_name(requested));
+}
