@@ -413,7 +413,7 @@ static int run_candidates(const mpitopo_machine_t *m, const mpitopo_pattern_t *p
         rc = ttree_build(m, pat->nprocs, &t);
     double best = INFINITY;
     static const char *const names[] = {"cart", "topdown", "bottomup"};
-    int trials = topdown_trials(&g);
+    int trials = rc == MPITOPO_SUCCESS ? topdown_trials(&g) : 0;
     for (int method = TREE_TOPDOWN; rc == MPITOPO_SUCCESS && method <= TREE_BOTTOMUP; method++)
         for (int k = 0; (mode == TREE_BEST || mode == method) && rc == MPITOPO_SUCCESS &&
                         k < (method == TREE_TOPDOWN ? trials : 1);
