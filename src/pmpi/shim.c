@@ -66,6 +66,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,40 +137,41 @@ static const struct shim_config *shim_config(void)
     return &config;
 }
 
-/* World rank 0 says once that MPITOPO_DIMS was not understood, rather than
- * silently ignoring it. */
-static void report_bad_dims(void)
+/* One line on stderr from world rank 0 only (the other ranks would repeat it). */
+static void world_root_says(const char *fmt, ...)
 {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0)
-        fprintf(stderr,
-                "mpitopo: MPITOPO_DIMS = \"%s\" is not nodes, balanced or mpi; "
-                "MPI_Dims_create stays MPI's own\n",
-                config.bad_dims);
+    if (rank != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
+/* Said once (pthread_once): a setting that was not understood, rather than
+ * silently ignored, and at MPITOPO_VERBOSE >= 1 which schedule the
+ * intercepted collectives run, so a job log shows that the setting took. */
+static void report_bad_dims(void)
+{
+    world_root_says("mpitopo: MPITOPO_DIMS = \"%s\" is not nodes, balanced or mpi; "
+                    "MPI_Dims_create stays MPI's own\n",
+                    config.bad_dims);
 }
 
 static void report_bad_neighbor(void)
 {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0)
-        fprintf(stderr,
-                "mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not auto, linear, combine, cart or off; "
-                "the neighbourhood collectives stay MPI's own\n",
-                config.neighbor_value);
+    world_root_says("mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not auto, linear, combine, cart or off; "
+                    "the neighbourhood collectives stay MPI's own\n",
+                    config.neighbor_value);
 }
 
-/* At MPITOPO_VERBOSE >= 1, world rank 0 says once which schedule the
- * intercepted collectives run, so a job log shows that the setting took. */
 static void say_neighbor(void)
 {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0 && config.verbose >= 1)
-        fprintf(stderr,
-                "mpitopo: MPI_Neighbor_*: mpitopo's linear schedule (MPITOPO_NEIGHBOR=%s)\n",
-                config.neighbor_value);
+    if (config.verbose >= 1)
+        world_root_says("mpitopo: MPI_Neighbor_*: mpitopo's linear schedule (MPITOPO_NEIGHBOR=%s)\n",
+                        config.neighbor_value);
 }
 
 static int mpi_is_running(void)

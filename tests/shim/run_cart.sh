@@ -12,21 +12,7 @@
 set -euo pipefail
 name=$1 expect=$2 map=$3 np=$4
 shift 4
-case $SHIM_FLAVOR in
-openmpi)
-    launch=("$SHIM_MPIEXEC" --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1
-        --mca btl self,vader)
-    [ -n "${SHIM_PRELOAD:-}" ] && launch+=(-x "LD_PRELOAD=$SHIM_PRELOAD")
-    ;;
-mpich)
-    launch=("$SHIM_MPIEXEC")
-    [ -n "${SHIM_PRELOAD:-}" ] && launch+=(-genv LD_PRELOAD "$SHIM_PRELOAD")
-    ;;
-*)
-    echo "FAIL $name: unknown SHIM_FLAVOR '$SHIM_FLAVOR'"
-    exit 1
-    ;;
-esac
+. "$(dirname "$0")/launch.sh"
 out=$("${launch[@]}" -n "$np" "$@") || {
     status=$?
     printf '%s\n' "$out"

@@ -9,21 +9,7 @@
 set -euo pipefail
 name=$1 np=$2
 shift 2
-case $SHIM_FLAVOR in
-openmpi)
-    launch=("$SHIM_MPIEXEC" --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1
-        --mca btl self,vader)
-    [ -n "${SHIM_PRELOAD:-}" ] && launch+=(-x "LD_PRELOAD=$SHIM_PRELOAD")
-    ;;
-mpich)
-    launch=("$SHIM_MPIEXEC")
-    [ -n "${SHIM_PRELOAD:-}" ] && launch+=(-genv LD_PRELOAD "$SHIM_PRELOAD")
-    ;;
-*)
-    echo "FAIL $name: unknown SHIM_FLAVOR '$SHIM_FLAVOR'"
-    exit 1
-    ;;
-esac
+. "$(dirname "$0")/launch.sh"
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 status=0
