@@ -86,6 +86,34 @@ int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree);
 int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[], int maxoutdegree,
                            int destinations[]);
 
+/*
+ * A stencil on a Cartesian grid as a dist-graph communicator, so that the
+ * neighbourhood collectives can forward along the grid's dimensions.
+ * stencil: "moore:R" (every offset with all components in [-R, R], except
+ * 0: (2R+1)^d - 1 neighbours) or "star:R" (offsets along one dimension,
+ * 1..R either way: 2dR neighbours), R >= 1. Offsets are listed
+ * lexicographically, dimension 0 varying slowest, from -R to R.
+ * The result has the ranks of cart (no reordering; cart's own order may
+ * already be a reordered one) and, for offset o_j in that order,
+ * destination j = the process at coords + o_j and source j = the process
+ * at coords - o_j: so block j of an alltoall lands in block j of its
+ * receiver, and block j of an allgather receive buffer comes from
+ * coords - o_j. Along a periodic dimension coordinates wrap; along an open
+ * one an offset leaving the grid has no destination (and its opposite no
+ * source): it is skipped, and later blocks move up (degrees vary near the
+ * border). The grid and stencil are cached on the result: the "cart"
+ * schedule of the collectives runs on it in d rounds of forwarding (one
+ * per dimension, at most 2R messages each) instead of one message per
+ * neighbour, when no periodic dimension is shorter than 2R + 1 (else two
+ * offsets would reach one process, and the collectives run linear).
+ * info is passed to MPI_Dist_graph_create_adjacent (so mpitopo_neighbor
+ * and friends apply). Collective over cart. Free the result with
+ * MPI_Comm_free. Errors: MPITOPO_ERR_ARG (cart not Cartesian: MPI_ERR_TOPOLOGY;
+ * a stencil that does not parse; newcomm NULL), MPI codes pass through.
+ */
+int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info info,
+                                MPI_Comm *newcomm);
+
 /* Blocking neighbourhood collectives: the arguments of MPI_Neighbor_*. */
 int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -116,7 +144,8 @@ int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
  * mpitopo_wait, and messages already posted progress as MPI progresses
  * them. There is no progress thread: a program that overlaps computation
  * with a multi-round schedule should call mpitopo_test now and then. The
- * linear schedule (today's only one) has a single round. Operations started
+ * linear schedule has a single round; combining has two per pattern round
+ * plus two, the Cartesian one d + 1 on a d-dimensional grid. Operations started
  * while the private communicator is being made are posted, once it is
  * ready, in the order they were started, so any number of them may be in
  * flight and completed in any order.
@@ -161,7 +190,10 @@ int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
  * key of that name and MPITOPO_NEIGHBOR; it must be the same on every
  * process. The first operation that combines on a communicator computes
  * its combining pattern, collectively and blocking, even in an _init or
- * nonblocking call.
+ * nonblocking call; likewise the first allgather or alltoall under "node"
+ * (node-aware aggregation) computes its plan. Under "node" every process
+ * must pass the same block size (count x type size), processes without
+ * neighbours too; its v and w forms run linear.
  * Start every persistent operation on every process in the same order, as
  * with MPI_Start on persistent collectives.
  */

@@ -15,6 +15,8 @@
  * duplicate until the call completes.
  */
 struct mpitopo__comb;
+struct mpitopo__stencil;
+struct mpitopo__node;
 
 /* Schedules a neighbourhood operation can run on (MPITOPO_NEIGHBOR). */
 typedef enum {
@@ -52,14 +54,19 @@ typedef struct mpitopo__nbr {
      * ready, so every process posts the messages of concurrent operations
      * in the same order (what message matching relies on). */
     struct mpitopo_request *queue_head, *queue_tail;
+    struct mpitopo_request *active_head; /* active multi-round requests */
     /* Read from the communicator's info at cache time (MPITOPO__SCHED_UNSET
      * and -1 when absent): key "mpitopo_neighbor" and
      * "mpitopo_combine_threshold". */
     int info_sched;
     int info_threshold;
     struct mpitopo__comb *comb; /* combining pattern, made on first use */
+    struct mpitopo__stencil *stencil; /* grid and stencil of a communicator made by
+                                         mpitopo_cart_stencil_create, else NULL */
+    struct mpitopo__node *node; /* node-aware aggregation plan, made on first use */
     unsigned logged;            /* (operation kind, schedule) pairs logged */
     long long sends;            /* messages sent by schedules (diagnostics) */
+    int next_tag;               /* tag allocator of multi-round schedules */
 } mpitopo__nbr_t;
 
 /*
@@ -94,6 +101,17 @@ int mpitopo__nbr_private_ready(mpitopo__nbr_t *nbr, int *ready);
 int mpitopo__nbr_send_tag(const mpitopo__nbr_t *nbr, int k);
 int mpitopo__nbr_recv_tag(const mpitopo__nbr_t *nbr, int k);
 
+/*
+ * Tags for one operation of a multi-round schedule (a round-tagged
+ * protocol): span consecutive tags, from *base, that no other operation
+ * started within the next few thousand on comm uses. Every process runs
+ * the same operations on comm in the same order with the same schedule, so
+ * every process gets the same base. Above the linear schedule's tags
+ * (0, or the Cartesian 0..2*ndims-1) and below MPITOPO__TAG_SHIFT.
+ * MPITOPO_ERR_UNSUPPORTED when span does not fit.
+ */
+int mpitopo__nbr_tags(mpitopo__nbr_t *n, int span, int *base, const char *func);
+
 /* Tag of mpitopo_cart_shift_xchg: above the Cartesian tags (at most
  * 2 * 16383 - 1) and within the smallest MPI_TAG_UB MPI allows. */
 #define MPITOPO__TAG_SHIFT 32767
@@ -104,8 +122,19 @@ enum {
     MPITOPO__OP_SEND = 1,
     MPITOPO__OP_PACK,
     MPITOPO__OP_UNPACK,
-    MPITOPO__OP_MOVE /* memmove tmp_bytes from tmp + src_off to tmp + tmp_off */
+    MPITOPO__OP_MOVE, /* memmove tmp_bytes from tmp + src_off to tmp + tmp_off */
+    MPITOPO__OP_RECV_ANY, /* a message of unknown size into a growable buffer */
+    MPITOPO__OP_CALL      /* a runtime step: call(req, arg) */
 };
+
+struct mpitopo_request;
+
+/* A runtime step of a schedule builder: runs in order with the copies of
+ * its round, may read what earlier rounds received (growable buffers),
+ * grow buffers and set the fields of later steps (count, tmp_off, buf_id
+ * of sends and unpacks). Reads its state from req->ctx. Returns an
+ * MPITOPO code (made with mpitopo__error_at). */
+typedef int (*mpitopo__call_t)(struct mpitopo_request *req, int arg);
 
 /*
  * One step of a schedule: a point-to-point message, or a local copy
@@ -114,6 +143,16 @@ enum {
  * A message with in_tmp set uses tmp + tmp_off (count bytes of MPI_PACKED
  * or MPI_BYTE, say) instead of buf: how a combining schedule receives data
  * it forwards in a later round.
+ *
+ * buf_id other than 0 replaces tmp by growable buffer buf_id of the
+ * request (mpitopo__request_bufs) in all of the above (MOVE: both ends).
+ * MPITOPO__OP_RECV_ANY receives, from peer with tag, a message of any
+ * size (MPI_BYTE) into the whole of growable buffer buf_id: when its round
+ * is posted and progressed the engine matches it with MPI_Improbe
+ * (MPI_Mprobe when blocking), grows the buffer to the size MPI_Get_count
+ * gives, records that size (mpitopo__request_buf) and receives with
+ * MPI_Imrecv. MPITOPO__OP_CALL runs call(req, arg) as a copy step.
+ * New kinds take type MPI_BYTE (never duplicated).
  */
 typedef struct mpitopo__op {
     void *buf;
@@ -126,7 +165,18 @@ typedef struct mpitopo__op {
     MPI_Aint tmp_off;
     int tmp_bytes;
     MPI_Aint src_off; /* MPITOPO__OP_MOVE only */
+    int buf_id;       /* 0: tmp; k > 0: growable buffer k */
+    int waiting;      /* MPITOPO__OP_RECV_ANY: posted, not matched yet */
+    mpitopo__call_t call; /* MPITOPO__OP_CALL */
+    int arg;              /* MPITOPO__OP_CALL */
 } mpitopo__op_t;
+
+/* A growable buffer of a request: kept across persistent runs. */
+typedef struct mpitopo__rbuf {
+    char *p;    /* never NULL once reserved */
+    size_t cap; /* bytes allocated */
+    size_t len; /* bytes in use (a RECV_ANY sets it to the size received) */
+} mpitopo__rbuf_t;
 
 /*
  * A schedule: ops[round_start[r] .. round_start[r+1]) form round r. When a
@@ -153,11 +203,19 @@ struct mpitopo_request {
     int nowned;
     char *tmp;           /* temporary buffer of the copy steps, tmp_size bytes */
     size_t tmp_size;
+    mpitopo__rbuf_t *bufs; /* growable buffers 1..nbufs (bufs[k - 1]) */
+    int nbufs;
+    void *ctx;                 /* state of the builder's runtime steps */
+    void (*ctx_free)(void *);  /* frees ctx with the request (may be NULL) */
     int persistent;      /* made by an _init call: inactive between runs */
     int active;          /* started and not yet completed */
     int error;           /* error of a deferred first round */
     int queued;          /* waiting in nbr's queue for the private communicator */
     struct mpitopo_request *next_queued;
+    /* In nbr's list of active multi-round requests, which every wait and
+     * test on the communicator progresses (see request.c). */
+    struct mpitopo_request *prev_active, *next_active;
+    int listed;
 };
 
 /* A request for nrounds rounds of nops messages in all; the caller fills
@@ -167,6 +225,13 @@ mpitopo_request_t mpitopo__request_new(mpitopo__nbr_t *nbr, int nops, int nround
 
 /* Give req a temporary buffer of `bytes` bytes (freed with it). */
 int mpitopo__request_alloc_tmp(mpitopo_request_t req, size_t bytes);
+
+/* Give req n growable buffers (ids 1..n, empty; once per request). */
+int mpitopo__request_bufs(mpitopo_request_t req, int n);
+
+/* Growable buffer id of req, grown to at least `bytes` bytes (contents
+ * kept); NULL when out of memory. */
+mpitopo__rbuf_t *mpitopo__request_buf(mpitopo_request_t req, int id, size_t bytes);
 
 /* Keep duplicates of the derived datatypes of req's steps, so the caller
  * may free its own (once per request). */
@@ -280,10 +345,12 @@ int mpitopo__combine_usable(const mpitopo__nbr_t *n);
 
 /*
  * The combining schedule of allgather (send side SIDE_SAME, receive side
- * SIDE_BLOCK) or alltoall (both SIDE_BLOCK), not started. send_comb /
- * recv_comb: whether the send and receive sides combine (auto turns each
- * off for blocks above MPITOPO__COMBINE_AUTO_BYTES; both ends of every
- * message decide alike because matching block sizes are equal).
+ * SIDE_BLOCK), alltoall (both SIDE_BLOCK), allgatherv (SIDE_SAME,
+ * SIDE_V), alltoallv or alltoallw, not started. send_comb / recv_comb:
+ * whether the send and receive sides combine (auto turns each off for
+ * blocks above MPITOPO__COMBINE_AUTO_BYTES; both ends of every message
+ * decide alike because matching block sizes are equal). The v and w forms
+ * combine both sides whatever these say.
  */
 int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
                            int send_comb, int recv_comb, mpitopo_request_t *out,
@@ -291,7 +358,49 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
 
 void mpitopo__combine_free(struct mpitopo__comb *c);
 
+/* Whether combining has a schedule for operation op. */
+int mpitopo__combine_supports(mpitopo__opkind_t op);
+
+/* ---- Cartesian dimension-wise forwarding (cart_sched.c) ---- */
+
+/* The stencil attached to comm by mpitopo_cart_stencil_create, copied
+ * (NULL when comm has none). Local. */
+int mpitopo__stencil_of(MPI_Comm comm, struct mpitopo__stencil **stencil, const char *func);
+void mpitopo__stencil_free(struct mpitopo__stencil *s);
+
+/* Whether the dimension-wise schedule can run op on n (a stencil that
+ * maps its offsets to distinct processes everywhere), and whether it
+ * gains anything over the linear schedule (fewer messages). */
+int mpitopo__cart_applies(const mpitopo__nbr_t *n, mpitopo__opkind_t op);
+int mpitopo__cart_gains(const mpitopo__nbr_t *n);
+
+/* The dimension-wise schedule, not started. */
+int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
+                        mpitopo_request_t *out, const char *func);
+
 /* Messages sent by the schedules of comm so far (diagnostics, tests). */
 int mpitopo__coll_sends(MPI_Comm comm, long long *sends);
+
+/* ---- Node-aware aggregation (node.c) ---- */
+
+/* Whether the node schedule has a schedule for op (allgather, alltoall). */
+int mpitopo__node_supports(mpitopo__opkind_t op);
+
+/*
+ * Make n's node plan if it has none (collective over the communicator:
+ * every process calls it for the same operation, even a nonblocking one).
+ * Local afterwards.
+ */
+int mpitopo__node_prepare(mpitopo__nbr_t *n, const char *func);
+
+/* The node schedule of allgather (send side SIDE_SAME) or alltoall (both
+ * SIDE_BLOCK) on n's plan, not started. */
+int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
+                        mpitopo_request_t *out, const char *func);
+
+/* Nodes of n's plan (0 without one), for the log. */
+int mpitopo__node_count(const mpitopo__nbr_t *n);
+
+void mpitopo__node_free(struct mpitopo__node *p);
 
 #endif

@@ -1,26 +1,35 @@
 /*
- * Message combining, phase 2 (Alg. 6.3): the rounds of one allgather or
- * alltoall from the cached pattern. For every pattern round t, in order:
+ * Message combining, phase 2 (Alg. 6.3): the rounds of one neighbourhood
+ * collective (all five) from the cached pattern. For every pattern round
+ * t, in order:
  *   round A (only if the process paired in t): swap data with the friend;
  *   round B: build and send the combined messages, receive those of t;
  * then one round of direct messages, then one round of unpacks.
  * Combined data travels packed (MPI_BYTE), so a block is its type
  * signature's size; the packed form of a homogeneous MPI is that size.
  *
- * Tags (the round-tagged protocol): operation number s on the communicator
- * gets tags base(s) .. base(s) + 2R, R the largest pattern round: base for
+ * Tags (the round-tagged protocol): every operation gets 2R + 1 tags of its
+ * own from mpitopo__nbr_tags, R the largest pattern round: base for
  * direct messages, base + 2t - 1 for the swap of round t, base + 2t for
  * its combined messages. Graph tags of the linear schedule are 0, so the
- * two never meet; W = 32766 / (2R + 1) operations may overlap before
+ * two never meet; about 32766 / (2R + 1) operations may overlap before
  * numbers repeat.
  *
- * The v and w forms do not combine: a process would need its friend's
- * per-destination counts (and types) for every call, an extra exchange
- * per call that a nonblocking call cannot wait for; they run linear.
+ * The v and w forms: a process forwarding its friend's blocks does not
+ * know their sizes (the friend's counts and types), so their messages
+ * carry a header of part sizes: the swap message is received at whatever
+ * size it has (MPITOPO__OP_RECV_ANY) and a runtime step (MPITOPO__OP_CALL)
+ * assembles the combined messages from it; final receivers check every
+ * part against their own recvcounts and recvtypes before unpacking
+ * (MPI_ERR_TRUNCATE otherwise). Layout at "The v and w forms" below. Both
+ * sides always combine (auto: see mpitopo__combine_build).
  */
 #include "coll/combine.h"
 
 #include <limits.h>
+#include <string.h>
+
+struct vctx;
 
 typedef struct builder {
     mpitopo_request_t r;
@@ -33,6 +42,10 @@ typedef struct builder {
     MPI_Aint off;       /* temporary buffer used so far */
     mpitopo__op_t *unp; /* the unpacks of the last round */
     int nunp;
+    /* The v and w forms only: */
+    struct vctx *v;     /* the request's runtime state (req->ctx) */
+    int *sbv, *rbv;     /* bytes of every send and receive slot */
+    int nbufs;          /* growable buffers used so far */
 } builder_t;
 
 static void close_round(builder_t *b)
@@ -51,12 +64,17 @@ static void add_msg(builder_t *b, int kind, MPI_Aint off, int bytes, int peer, i
                            .kind = kind, .in_tmp = 1, .tmp_off = off});
 }
 
-static void add_pack(builder_t *b, int slot, MPI_Aint off)
+static void add_pack_bytes(builder_t *b, int slot, MPI_Aint off, int bytes)
 {
     add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, slot),
                            .count = mpitopo__slot_count(b->send, slot),
                            .type = mpitopo__slot_type(b->send, slot), .kind = MPITOPO__OP_PACK,
-                           .tmp_off = off, .tmp_bytes = b->sb});
+                           .tmp_off = off, .tmp_bytes = bytes});
+}
+
+static void add_pack(builder_t *b, int slot, MPI_Aint off)
+{
+    add_pack_bytes(b, slot, off, b->sb);
 }
 
 /* Pack the blocks of every edge to q, in edge order, at off; returns the
@@ -208,6 +226,357 @@ static void direct_round(builder_t *b, int send_comb, int recv_comb)
     close_round(b);
 }
 
+/* ---- The v and w forms ----
+ *
+ * Message layout: a header of one int per part (its byte size, in the
+ * agreed order), then the parts, packed, back to back. The swap message
+ * carries our parts for the neighbours the friend serves (allgatherv: our
+ * one block), in cn order, each neighbour's in our edge order; a combined
+ * message to q carries the parts of min(me, f) for q, then those of max
+ * (allgatherv: one block of each). Sizes of our own parts are known when
+ * the schedule is built; the friend's arrive with its swap message, which
+ * is received with MPITOPO__OP_RECV_ANY; a runtime step (vcombine) then
+ * assembles the combined messages in a growable buffer and sets the sizes
+ * of their sends. The final receiver knows every part's size from its
+ * recvcounts and recvtypes: vunpack checks the header against them before
+ * any unpack runs. */
+
+typedef struct vserve {
+    int mine, theirs; /* parts of the process and of its friend for this neighbour */
+    int sizes;        /* ctx->sizes[sizes .. sizes + mine): byte sizes of ours */
+    MPI_Aint at;      /* ours, packed in tmp */
+    int bytes;        /* their total */
+    int send;         /* op of the combined message */
+} vserve_t;
+
+typedef struct vstep {
+    int t, f, me_first;  /* me_first: our parts go first (me < f) */
+    int y, o;            /* buffers: the friend's swap message, our combined messages */
+    int first, n;        /* served neighbours: ctx->serve[first .. first + n) */
+    int theirs;          /* parts in the friend's swap message */
+} vstep_t;
+
+typedef struct vrecv {
+    int t, s, buf; /* the combined message from s in round t, in buffer buf */
+    int nparts;    /* parts in its header */
+    int first, n;  /* its unpacks: ops[first .. first + n) */
+    int u;         /* their slots and parts: ctx->slot[u ..], ctx->part[u ..] */
+} vrecv_t;
+
+typedef struct vctx {
+    const char *func, *count_name;
+    int gather;           /* allgatherv: one block per origin */
+    int *sizes, nsizes;   /* byte sizes of our parts (headers we send) */
+    int *slot, *part, nu; /* receive slot and header part of every unpack */
+    MPI_Aint *offs;       /* scratch: part offsets of one received message */
+    vstep_t *steps;
+    int nsteps;
+    vserve_t *serve;
+    int nserve;
+    vrecv_t *recvs;
+    int nrecv;
+} vctx_t;
+
+static void vctx_free(void *p)
+{
+    vctx_t *v = p;
+    if (!v)
+        return;
+    mpitopo__free(v->sizes);
+    mpitopo__free(v->slot);
+    mpitopo__free(v->offs);
+    mpitopo__free(v->steps);
+    mpitopo__free(v->serve);
+    mpitopo__free(v->recvs);
+    mpitopo__free(v);
+}
+
+static vctx_t *vctx_new(const mpitopo__nbr_t *n, const char *func, const char *count_name,
+                        int gather)
+{
+    const struct mpitopo__comb *c = n->comb;
+    vctx_t *v = mpitopo__calloc(1, sizeof *v);
+    if (!v)
+        return NULL;
+    size_t in = (size_t)n->indegree + 1, out = (size_t)n->outdegree + 1;
+    v->func = func;
+    v->count_name = count_name;
+    v->gather = gather;
+    v->sizes = mpitopo__malloc_array(out + 2 * (size_t)c->nsteps, sizeof(int));
+    v->slot = mpitopo__malloc_array(2 * in, sizeof(int));
+    /* Parts of a message: those of a combined message are our in-edges;
+     * those of a swap message the friend's edges to whom we serve. */
+    size_t parts = in;
+    for (int i = 0; i < c->nsteps; i++) {
+        size_t m = 1;
+        for (int j = c->steps[i].on_lo; j < c->steps[i].on_hi; j++)
+            m += (size_t)c->steps[i].theirs[j];
+        parts = m > parts ? m : parts;
+    }
+    v->offs = mpitopo__malloc_array(parts + 2, sizeof(MPI_Aint));
+    v->steps = mpitopo__malloc_array((size_t)c->nsteps + 1, sizeof *v->steps);
+    size_t served = 1;
+    for (int i = 0; i < c->nsteps; i++)
+        served += (size_t)(c->steps[i].on_hi - c->steps[i].on_lo);
+    v->serve = mpitopo__malloc_array(served, sizeof *v->serve);
+    v->recvs = mpitopo__malloc_array((size_t)c->nrecv + 1, sizeof *v->recvs);
+    if (!v->sizes || !v->slot || !v->offs || !v->steps || !v->serve || !v->recvs) {
+        vctx_free(v);
+        return NULL;
+    }
+    v->part = v->slot + in;
+    return v;
+}
+
+static int hdr_get(const char *p, int j)
+{
+    int x;
+    memcpy(&x, p + (size_t)j * sizeof(int), sizeof x);
+    return x;
+}
+
+/* Part offsets of a received message of nparts parts into v->offs
+ * (offs[j] .. offs[j + 1] is part j); 0 when the header does not
+ * describe the message exactly. */
+static int parse(vctx_t *v, const mpitopo__rbuf_t *m, int nparts)
+{
+    size_t hdr = (size_t)nparts * sizeof(int);
+    if (m->len < hdr)
+        return 0;
+    MPI_Aint at = (MPI_Aint)hdr;
+    for (int j = 0; j < nparts; j++) {
+        int sz = hdr_get(m->p, j);
+        if (sz < 0 || (size_t)sz > m->len - (size_t)at)
+            return 0;
+        v->offs[j] = at;
+        at += sz;
+    }
+    v->offs[nparts] = at;
+    return (size_t)at == m->len;
+}
+
+/* The parts of one origin for one neighbour: sizes into the header at
+ * *h, data at *d; both advance. */
+static void put_parts(char **h, char **d, const void *sizes, int n, const char *data,
+                      size_t bytes)
+{
+    memcpy(*h, sizes, (size_t)n * sizeof(int));
+    memcpy(*d, data, bytes);
+    *h += (size_t)n * sizeof(int);
+    *d += bytes;
+}
+
+/* Runtime step of round B of step `arg`: the combined messages. */
+static int vcombine(mpitopo_request_t r, int arg)
+{
+    vctx_t *v = r->ctx;
+    const vstep_t *st = &v->steps[arg];
+    const mpitopo__rbuf_t *y = &r->bufs[st->y - 1];
+    if (!parse(v, y, st->theirs))
+        return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+                                 "the %zu-byte message of combining friend rank %d (round %d) "
+                                 "does not hold the %d parts expected",
+                                 y->len, st->f, st->t, st->theirs);
+    long long total = 0;
+    for (int i = 0; i < (v->gather && st->n > 0 ? 1 : st->n); i++) {
+        const vserve_t *e = &v->serve[st->first + i];
+        total += (long long)(e->mine + e->theirs) * (long long)sizeof(int) + e->bytes;
+    }
+    total += (long long)y->len - (long long)st->theirs * (long long)sizeof(int);
+    mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, st->o, (size_t)total) : NULL;
+    if (!o)
+        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, v->func,
+                                 "cannot combine %lld bytes in round %d (use the linear "
+                                 "schedule)",
+                                 total, st->t);
+    MPI_Aint at = 0;
+    int j = 0; /* first part of the friend's for the neighbour */
+    for (int i = 0; i < st->n; i++) {
+        const vserve_t *e = &v->serve[st->first + i];
+        mpitopo__op_t *send = &r->ops[e->send];
+        if (v->gather && i > 0) { /* allgatherv: one message for all */
+            *send = (mpitopo__op_t){.buf_id = st->o, .in_tmp = 1, .tmp_off = 0,
+                                    .count = r->ops[v->serve[st->first].send].count,
+                                    .type = MPI_BYTE, .kind = MPITOPO__OP_SEND,
+                                    .peer = send->peer, .tag = send->tag};
+            continue;
+        }
+        /* [sizes of min(me, f) | sizes of max | parts of min | parts of max] */
+        size_t tb = (size_t)(v->offs[j + e->theirs] - v->offs[j]);
+        int hn = e->mine + e->theirs;
+        char *h = o->p + at, *d = h + (size_t)hn * sizeof(int);
+        const char *their_sizes = y->p + (size_t)j * sizeof(int), *theirs = y->p + v->offs[j];
+        if (!st->me_first)
+            put_parts(&h, &d, their_sizes, e->theirs, theirs, tb);
+        put_parts(&h, &d, v->sizes + e->sizes, e->mine, r->tmp + e->at, (size_t)e->bytes);
+        if (st->me_first)
+            put_parts(&h, &d, their_sizes, e->theirs, theirs, tb);
+        send->buf_id = st->o;
+        send->tmp_off = at;
+        send->count = (int)((size_t)hn * sizeof(int) + (size_t)e->bytes + tb);
+        at += send->count;
+        j += e->theirs;
+    }
+    o->len = (size_t)at;
+    return MPITOPO_SUCCESS;
+}
+
+/* Runtime step of the last round: check the combined message of receive
+ * `arg` against what our receive slots hold, then aim its unpacks. */
+static int vunpack(mpitopo_request_t r, int arg)
+{
+    vctx_t *v = r->ctx;
+    const vrecv_t *e = &v->recvs[arg];
+    const mpitopo__rbuf_t *m = &r->bufs[e->buf - 1];
+    if (!parse(v, m, e->nparts))
+        return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+                                 "the %zu-byte combined message from rank %d (round %d) does "
+                                 "not hold the %d parts expected (do the counts agree?)",
+                                 m->len, e->s, e->t, e->nparts);
+    for (int j = 0; j < e->n; j++) {
+        mpitopo__op_t *u = &r->ops[e->first + j];
+        int p = v->part[e->u + j], slot = v->slot[e->u + j];
+        MPI_Aint got = v->offs[p + 1] - v->offs[p];
+        if (got != u->tmp_bytes)
+            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+                                     "receive block %d: %ld bytes arrived (combined, via rank "
+                                     "%d), but %s[%d] = %d elements hold %d bytes",
+                                     slot, (long)got, e->s, v->count_name, slot, u->count,
+                                     u->tmp_bytes);
+        u->buf_id = e->buf;
+        u->tmp_off = v->offs[p];
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* The v/w form of step_allgather and step_alltoall. */
+static void vstep(builder_t *b, const mpitopo__comb_step_t *s)
+{
+    vctx_t *v = b->v;
+    const mpitopo__nbr_t *n = b->n;
+    int lo = s->on_lo == 0 ? s->on_hi : 0, hi = s->on_lo == 0 ? s->k : s->on_lo;
+    vstep_t *st = &v->steps[v->nsteps];
+    *st = (vstep_t){.t = s->t, .f = s->f, .me_first = b->me < s->f, .y = ++b->nbufs,
+                    .o = ++b->nbufs, .first = v->nserve, .n = s->on_hi - s->on_lo};
+    /* Round A: [our sizes | our parts] for the neighbours f serves. */
+    int h = v->nsizes;
+    if (v->gather)
+        v->sizes[v->nsizes++] = b->sbv[0];
+    for (int i = lo; i < hi && !v->gather; i++)
+        for (int d = 0; d < n->outdegree; d++)
+            if (n->destinations[d] == s->cn[i])
+                v->sizes[v->nsizes++] = b->sbv[d];
+    int np = v->nsizes - h;
+    MPI_Aint x = b->off, at = x + (MPI_Aint)np * (MPI_Aint)sizeof(int);
+    add(b, (mpitopo__op_t){.buf = v->sizes + h, .count = np * (int)sizeof(int), .type = MPI_BYTE,
+                           .kind = MPITOPO__OP_PACK, .tmp_off = x,
+                           .tmp_bytes = np * (int)sizeof(int)});
+    MPI_Aint data = at;
+    if (v->gather) {
+        add_pack_bytes(b, 0, at, b->sbv[0]);
+        at += b->sbv[0];
+    }
+    for (int i = lo; i < hi && !v->gather; i++)
+        for (int d = 0; d < n->outdegree; d++)
+            if (n->destinations[d] == s->cn[i]) {
+                add_pack_bytes(b, d, at, b->sbv[d]);
+                at += b->sbv[d];
+            }
+    b->off = at;
+    add(b, (mpitopo__op_t){.type = MPI_BYTE, .peer = s->f, .tag = tag_swap(b, s->t),
+                           .kind = MPITOPO__OP_RECV_ANY, .buf_id = st->y});
+    add_msg(b, MPITOPO__OP_SEND, x, (int)(at - x), s->f, tag_swap(b, s->t));
+    close_round(b);
+    /* Round B: our parts for the neighbours we serve, then vcombine. */
+    st->theirs = 0;
+    for (int i = s->on_lo; i < s->on_hi; i++) {
+        vserve_t *e = &v->serve[v->nserve++];
+        *e = (vserve_t){.theirs = v->gather ? 1 : s->theirs[i], .sizes = v->nsizes,
+                        .at = b->off};
+        if (v->gather) {
+            *e = (vserve_t){.mine = 1, .theirs = 1, .sizes = h, .at = data,
+                            .bytes = b->sbv[0]};
+        } else {
+            for (int d = 0; d < n->outdegree; d++)
+                if (n->destinations[d] == s->cn[i]) {
+                    v->sizes[v->nsizes++] = b->sbv[d];
+                    add_pack_bytes(b, d, b->off, b->sbv[d]);
+                    b->off += b->sbv[d];
+                    e->mine++;
+                }
+            e->bytes = (int)(b->off - e->at);
+        }
+        st->theirs += v->gather ? 0 : e->theirs;
+    }
+    if (v->gather)
+        st->theirs = 1;
+    add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = vcombine,
+                           .arg = v->nsteps++});
+    for (int i = 0; i < st->n; i++) {
+        v->serve[st->first + i].send = b->k;
+        add_msg(b, MPITOPO__OP_SEND, 0, 0, s->cn[s->on_lo + i], tag_comb(b, s->t));
+    }
+}
+
+/* Unpacks of the slots from origin x: header part `part` (allgatherv)
+ * or the next part each. */
+static void vunpacks_from(builder_t *b, int x, int *part)
+{
+    vctx_t *v = b->v;
+    for (int i = 0; i < b->n->indegree; i++) {
+        if (b->n->sources[i] != x)
+            continue;
+        v->slot[v->nu] = i;
+        v->part[v->nu++] = v->gather ? *part : (*part)++;
+        b->unp[b->nunp++] = (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+                                            .count = mpitopo__slot_count(b->recv, i),
+                                            .type = mpitopo__slot_type(b->recv, i),
+                                            .kind = MPITOPO__OP_UNPACK,
+                                            .tmp_bytes = b->rbv[i]};
+    }
+    *part += v->gather;
+}
+
+/* The v/w form of recv_combined: receive any size now, check and unpack
+ * in the last round (first is an index into b->unp until fill fixes it). */
+static void vrecv_combined(builder_t *b, const mpitopo__comb_recv_t *c)
+{
+    vctx_t *v = b->v;
+    int lo = c->s < c->f ? c->s : c->f, hi = c->s < c->f ? c->f : c->s, part = 0;
+    vrecv_t *e = &v->recvs[v->nrecv];
+    *e = (vrecv_t){.t = c->t, .s = c->s, .buf = ++b->nbufs, .u = v->nu};
+    add(b, (mpitopo__op_t){.type = MPI_BYTE, .peer = c->s, .tag = tag_comb(b, c->t),
+                           .kind = MPITOPO__OP_RECV_ANY, .buf_id = e->buf});
+    b->unp[b->nunp++] = (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL,
+                                        .call = vunpack, .arg = v->nrecv++};
+    e->first = b->nunp;
+    vunpacks_from(b, lo, &part);
+    vunpacks_from(b, hi, &part);
+    e->n = b->nunp - e->first;
+    e->nparts = part;
+}
+
+/* Bytes of every slot of side s (degree slots; SIDE_SAME: one). */
+static int slot_bytes(const side_t *s, int degree, int *bytes, const char *func)
+{
+    long long total = 0;
+    int slots = s->mode == SIDE_SAME ? (degree > 0 ? 1 : 0) : degree;
+    for (int i = 0; i < slots; i++) {
+        int size, rc = PMPI_Type_size(mpitopo__slot_type(s, i), &size);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result(func, rc);
+        long long v = (long long)size * mpitopo__slot_count(s, i);
+        total += v;
+        if (total > INT_MAX / 4)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                     "%s of %lld bytes in all are too large to combine (use "
+                                     "the linear schedule)",
+                                     s->count_name, total);
+        bytes[i] = (int)v;
+    }
+    return MPITOPO_SUCCESS;
+}
+
 /* The pattern rounds, in order, merging our steps and our receives. */
 static void pattern_rounds(builder_t *b, int send_comb, int recv_comb)
 {
@@ -218,14 +587,19 @@ static void pattern_rounds(builder_t *b, int send_comb, int recv_comb)
         if (ri < nr && c->recvs[ri].t < t)
             t = c->recvs[ri].t;
         if (si < ns && c->steps[si].t == t) {
-            if (b->alltoall)
+            if (b->v)
+                vstep(b, &c->steps[si]);
+            else if (b->alltoall)
                 step_alltoall(b, &c->steps[si]);
             else
                 step_allgather(b, &c->steps[si]);
             si++;
         }
         for (; ri < nr && c->recvs[ri].t == t; ri++)
-            recv_combined(b, &c->recvs[ri]);
+            if (b->v)
+                vrecv_combined(b, &c->recvs[ri]);
+            else
+                recv_combined(b, &c->recvs[ri]);
         close_round(b);
     }
 }
@@ -245,17 +619,24 @@ static int block_bytes(const side_t *s, int *bytes, const char *func)
     return MPITOPO_SUCCESS;
 }
 
+int mpitopo__combine_supports(mpitopo__opkind_t op)
+{
+    return op >= MPITOPO__OPK_ALLGATHER && op < MPITOPO__OPK_COUNT;
+}
+
 int mpitopo__combine_usable(const mpitopo__nbr_t *n)
 {
-    return n->comb && 2 * n->comb->rounds + 1 <= 32766;
+    return n->comb && 2 * n->comb->rounds + 1 <= 32766 - 2 * n->outdegree;
 }
 
 /* Upper bounds: a pack and a move per edge and step, messages per edge,
- * plus two per step; rounds: two per step, one per receive, two more. */
+ * plus five per step (v/w: header, swap messages, runtime step) and two
+ * per receive (v/w: its runtime step); rounds: two per step, one per
+ * receive, two more. */
 static int sizes(const mpitopo__nbr_t *n, int *nops, int *nrounds)
 {
     const struct mpitopo__comb *c = n->comb;
-    long long ops = 4LL * n->outdegree + 2LL * n->indegree + 3LL * c->nsteps + 4;
+    long long ops = 4LL * n->outdegree + 2LL * n->indegree + 5LL * c->nsteps + 2LL * c->nrecv + 4;
     long long rounds = 2LL * c->nsteps + c->nrecv + 2;
     if (ops > INT_MAX || rounds > INT_MAX)
         return MPITOPO_ERR_NOMEM;
@@ -264,14 +645,40 @@ static int sizes(const mpitopo__nbr_t *n, int *nops, int *nrounds)
     return MPITOPO_SUCCESS;
 }
 
+/* The v and w forms: slot sizes and the runtime state, handed to the
+ * request (req->ctx) at once so that it is freed with it. */
+static int vsetup(builder_t *b, const char *func)
+{
+    const mpitopo__nbr_t *n = b->n;
+    b->sbv = mpitopo__malloc_array((size_t)(n->outdegree + n->indegree) + 1, sizeof(int));
+    if (!b->sbv)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d block sizes",
+                                 n->outdegree + n->indegree);
+    b->rbv = b->sbv + n->outdegree;
+    int rc = slot_bytes(b->send, n->outdegree, b->sbv, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = slot_bytes(b->recv, n->indegree, b->rbv, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    b->v = vctx_new(n, func, b->recv->count_name, b->send->mode == SIDE_SAME);
+    if (!b->v)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a combining state");
+    b->r->ctx = b->v;
+    b->r->ctx_free = vctx_free;
+    return MPITOPO_SUCCESS;
+}
+
 static int fill(builder_t *b, int send_comb, int recv_comb, const char *func)
 {
-    b->unp = mpitopo__malloc_array((size_t)b->n->indegree + 1, sizeof *b->unp);
+    size_t nunp = (size_t)b->n->indegree + (size_t)b->n->comb->nrecv + 1;
+    b->unp = mpitopo__malloc_array(nunp, sizeof *b->unp);
     if (!b->unp)
         return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d unpacks",
                                  b->n->indegree);
     pattern_rounds(b, send_comb, recv_comb);
     direct_round(b, send_comb, recv_comb);
+    for (int i = 0; b->v && i < b->v->nrecv; i++)
+        b->v->recvs[i].first += b->k;
     for (int i = 0; i < b->nunp; i++)
         add(b, b->unp[i]);
     if (b->nunp > 0)
@@ -279,7 +686,8 @@ static int fill(builder_t *b, int send_comb, int recv_comb, const char *func)
     mpitopo__free(b->unp);
     b->r->nops = b->k;
     b->r->nrounds = b->round;
-    return mpitopo__request_alloc_tmp(b->r, (size_t)b->off);
+    int rc = mpitopo__request_bufs(b->r, b->nbufs);
+    return rc == MPITOPO_SUCCESS ? mpitopo__request_alloc_tmp(b->r, (size_t)b->off) : rc;
 }
 
 int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
@@ -288,22 +696,34 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
 {
     struct mpitopo__comb *c = n->comb;
     builder_t b = {.n = n, .send = send, .recv = recv, .alltoall = send->mode == SIDE_BLOCK};
+    int vw = send->mode == SIDE_V || send->mode == SIDE_W || recv->mode == SIDE_V ||
+             recv->mode == SIDE_W;
     int nops = 0, nrounds = 0, rc = PMPI_Comm_rank(n->user_comm, &b.me);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
-    rc = block_bytes(send, &b.sb, func);
-    if (rc == MPITOPO_SUCCESS)
+    if (!vw)
+        rc = block_bytes(send, &b.sb, func);
+    if (rc == MPITOPO_SUCCESS && !vw)
         rc = block_bytes(recv, &b.rb, func);
     if (rc == MPITOPO_SUCCESS && sizes(n, &nops, &nrounds) != MPITOPO_SUCCESS)
         rc = mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "schedule too large");
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    int span = 2 * c->rounds + 1;
-    b.base = 1 + (int)(c->seq++ % (unsigned)(32766 / span)) * span;
+    rc = mpitopo__nbr_tags(n, 2 * c->rounds + 1, &b.base, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
     b.r = mpitopo__request_new(n, nops, nrounds);
     if (!b.r)
         return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d steps", nops);
-    rc = fill(&b, send_comb, recv_comb, func);
+    /* The v and w forms combine both sides or neither: a process cannot
+     * tell from its own counts what its neighbours decided (allgatherv's
+     * send side has one size here, another at every receiver). */
+    if (vw)
+        send_comb = recv_comb = 1;
+    rc = vw ? vsetup(&b, func) : MPITOPO_SUCCESS;
+    if (rc == MPITOPO_SUCCESS)
+        rc = fill(&b, send_comb, recv_comb, func);
+    mpitopo__free(b.sbv);
     if (rc != MPITOPO_SUCCESS) {
         mpitopo__request_release(b.r);
         return rc;

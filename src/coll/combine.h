@@ -28,7 +28,6 @@ struct mpitopo__comb {
     int nrecv;
     mpitopo__comb_recv_t *recvs; /* ascending t */
     int rounds;                  /* largest round of any process */
-    unsigned seq;                /* combining operations built so far */
 };
 
 #endif

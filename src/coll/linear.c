@@ -261,17 +261,22 @@ static int check_request(int form, mpitopo_request_t *request, const char *func)
     return MPITOPO_SUCCESS;
 }
 
-/* What runs: the linear schedule, or combining (either side may stay
- * linear, see mpitopo__combine_build). */
+/* What runs: the linear schedule, combining (either side may stay
+ * linear, see mpitopo__combine_build), or dimension-wise forwarding. */
 typedef struct choice {
-    int combine, send_comb, recv_comb;
+    mpitopo__sched_t sched; /* LINEAR, COMBINE or CART */
+    int send_comb, recv_comb;
 } choice_t;
 
 static int build_any(mpitopo__nbr_t *n, const plan_t *p, const side_t *send, const side_t *recv,
                      const choice_t *c, mpitopo_request_t *out, const char *func)
 {
-    if (c->combine)
+    if (c->sched == MPITOPO__SCHED_COMBINE)
         return mpitopo__combine_build(n, send, recv, c->send_comb, c->recv_comb, out, func);
+    if (c->sched == MPITOPO__SCHED_CART)
+        return mpitopo__cart_build(n, send, recv, out, func);
+    if (c->sched == MPITOPO__SCHED_NODE)
+        return mpitopo__node_build(n, send, recv, out, func);
     return build(n, p, send, recv, out, func);
 }
 
@@ -328,7 +333,7 @@ static int run_x(side_t *send, side_t *recv, MPI_Comm comm, int form, int self_c
     if (rc != MPITOPO_SUCCESS)
         return rc;
     plan_t p = plan_of(n, self_copy);
-    choice_t c = {0, 0, 0};
+    choice_t c = {MPITOPO__SCHED_LINEAR, 0, 0};
     return launch(n, &p, send, recv, &c, form, request, func);
 }
 
@@ -340,36 +345,67 @@ static int side_bytes(const side_t *s, long long *bytes)
 }
 
 /*
- * The schedule rule. combine: allgather and alltoall on graph and
- * dist-graph communicators (Cartesian ones have star neighbourhoods of
- * 2d neighbours, where no two processes share the 4 out-neighbours that
- * make combining pay, and the v and w forms run linear: combine.c says
- * why). auto: the same, each side combining only for blocks of at most
- * MPITOPO__COMBINE_AUTO_BYTES (the thesis's gain is for small messages;
- * the pattern itself pairs only processes with enough common
- * neighbours). cart, node: not available yet, linear.
+ * The schedule rule.
+ *   cart: on a communicator made by mpitopo_cart_stencil_create whose
+ *     stencil maps to distinct processes (mpitopo__cart_applies); auto
+ *     takes it for blocks of at most MPITOPO__COMBINE_AUTO_BYTES when it
+ *     sends fewer messages (Moore, not star). Plain Cartesian
+ *     communicators have star neighbourhoods: nothing to forward.
+ *   combine: graph and dist-graph communicators (not Cartesian ones: 2d
+ *     neighbours, no two processes share the 4 out-neighbours that make
+ *     combining pay), all five operations; auto combines each side only
+ *     for blocks of at most MPITOPO__COMBINE_AUTO_BYTES (the thesis's
+ *     gain is for small messages; the pattern itself pairs only processes
+ *     with enough common neighbours), and the v and w forms always, both
+ *     sides (mpitopo__combine_build).
+ *   Anything else, or a schedule that does not apply: linear.
+ * Every process must choose alike: the inputs are the communicator (the
+ * same everywhere), the request and block sizes (equal at both ends of
+ * every message).
  */
 static int choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
                   const side_t *send, const side_t *recv, choice_t *c, const char *func)
 {
-    *c = (choice_t){0, 0, 0};
-    int fits = (op == MPITOPO__OPK_ALLGATHER || op == MPITOPO__OPK_ALLTOALL) &&
-               n->kind != MPI_CART;
-    if (!fits || (req != MPITOPO__SCHED_COMBINE && req != MPITOPO__SCHED_AUTO))
-        return MPITOPO_SUCCESS;
-    int rc = mpitopo__combine_pattern(n, func);
-    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n))
-        return rc;
-    long long sb, rb;
-    rc = side_bytes(send, &sb);
-    if (rc == MPI_SUCCESS)
+    *c = (choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
+    long long sb = 0, rb = 0;
+    int rc = MPI_SUCCESS;
+    if (send->mode == SIDE_SAME || send->mode == SIDE_BLOCK)
+        rc = side_bytes(send, &sb);
+    if (rc == MPI_SUCCESS && (recv->mode == SIDE_SAME || recv->mode == SIDE_BLOCK))
         rc = side_bytes(recv, &rb);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
+    /* The v and w forms have no single block size: auto treats them as
+     * small (their counts are not known to agree across processes). */
+    int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    /* node: only when asked for (auto never takes it: not measured to
+     * pay yet), for allgather and alltoall; the plan is made on first use,
+     * collectively (node.c). It needs one block size everywhere: where
+     * send and receive blocks differ, linear lets MPI report the
+     * mismatch. */
+    if (req == MPITOPO__SCHED_NODE && mpitopo__node_supports(op) && sb == rb) {
+        rc = mpitopo__node_prepare(n, func);
+        if (rc == MPITOPO_SUCCESS)
+            c->sched = MPITOPO__SCHED_NODE;
+        return rc;
+    }
+    if (mpitopo__cart_applies(n, op) &&
+        (req == MPITOPO__SCHED_CART ||
+         (req == MPITOPO__SCHED_AUTO && small && mpitopo__cart_gains(n)))) {
+        c->sched = MPITOPO__SCHED_CART;
+        return MPITOPO_SUCCESS;
+    }
+    int fits = mpitopo__combine_supports(op) && n->kind != MPI_CART;
+    if (!fits || (req != MPITOPO__SCHED_COMBINE && req != MPITOPO__SCHED_AUTO))
+        return MPITOPO_SUCCESS;
+    rc = mpitopo__combine_pattern(n, func);
+    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n))
+        return rc;
     int forced = req == MPITOPO__SCHED_COMBINE;
     c->send_comb = forced || sb <= MPITOPO__COMBINE_AUTO_BYTES;
     c->recv_comb = forced || rb <= MPITOPO__COMBINE_AUTO_BYTES;
-    c->combine = c->send_comb || c->recv_comb;
+    if (c->send_comb || c->recv_comb)
+        c->sched = MPITOPO__SCHED_COMBINE;
     return MPITOPO_SUCCESS;
 }
 
@@ -388,7 +424,7 @@ static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_requ
         rc = choose(n, op, req, send, recv, &c, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    mpitopo__sched_log(n, op, req, c.combine ? MPITOPO__SCHED_COMBINE : MPITOPO__SCHED_LINEAR);
+    mpitopo__sched_log(n, op, req, c.sched);
     plan_t p = plan_of(n, 0);
     return launch(n, &p, send, recv, &c, form, request, func);
 }

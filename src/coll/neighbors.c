@@ -33,6 +33,8 @@ static void nbr_free(mpitopo__nbr_t *n)
     if (rc != MPI_SUCCESS)
         mpitopo__log(1, "freeing a private neighbour communicator failed with MPI error %d", rc);
     mpitopo__combine_free(n->comb);
+    mpitopo__node_free(n->node);
+    mpitopo__stencil_free(n->stencil);
     if (n->destinations != n->sources)
         mpitopo__free(n->destinations);
     mpitopo__free(n->sources);
@@ -188,6 +190,8 @@ static int compute(MPI_Comm comm, int kind, const char *func, mpitopo__nbr_t **o
     int rc = kind == MPI_CART    ? lists_cart(comm, n, func)
              : kind == MPI_GRAPH ? lists_graph(comm, n, func)
                                  : lists_dist_graph(comm, n, func);
+    if (rc == MPI_SUCCESS && kind == MPI_DIST_GRAPH)
+        rc = mpitopo__stencil_of(comm, &n->stencil, func);
     if (rc != MPI_SUCCESS) {
         nbr_free(n);
         return rc;
@@ -297,6 +301,22 @@ int mpitopo__nbr_send_tag(const mpitopo__nbr_t *n, int k)
 int mpitopo__nbr_recv_tag(const mpitopo__nbr_t *n, int k)
 {
     return n->kind == MPI_CART ? k ^ 1 : 0;
+}
+
+int mpitopo__nbr_tags(mpitopo__nbr_t *n, int span, int *base, const char *func)
+{
+    int lo = n->kind == MPI_CART ? (n->outdegree > 1 ? n->outdegree : 1) : 1;
+    int room = MPITOPO__TAG_SHIFT - lo;
+    if (span < 1 || span > room)
+        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+                                 "a schedule of %d tags does not fit in the %d tags available "
+                                 "(use the linear schedule)",
+                                 span, room);
+    if (n->next_tag < lo || n->next_tag + span > MPITOPO__TAG_SHIFT)
+        n->next_tag = lo;
+    *base = n->next_tag;
+    n->next_tag += span;
+    return MPITOPO_SUCCESS;
 }
 
 int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree)

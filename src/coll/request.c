@@ -7,6 +7,7 @@
  */
 #include "coll/coll_internal.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,9 +64,83 @@ static void dequeue(mpitopo_request_t r)
     r->queued = 0;
 }
 
+int mpitopo__request_bufs(mpitopo_request_t r, int n)
+{
+    if (n <= 0)
+        return MPITOPO_SUCCESS;
+    r->bufs = mpitopo__calloc((size_t)n, sizeof *r->bufs);
+    if (!r->bufs)
+        return MPITOPO_NOMEM("growable buffers");
+    r->nbufs = n;
+    return MPITOPO_SUCCESS;
+}
+
+mpitopo__rbuf_t *mpitopo__request_buf(mpitopo_request_t r, int id, size_t bytes)
+{
+    if (id < 1 || id > r->nbufs)
+        return NULL;
+    mpitopo__rbuf_t *b = &r->bufs[id - 1];
+    if (b->p && b->cap >= bytes)
+        return b;
+    size_t cap = b->cap * 2 > bytes ? b->cap * 2 : bytes;
+    char *p = mpitopo__realloc(b->p, cap > 0 ? cap : 1);
+    if (!p)
+        return NULL;
+    b->p = p;
+    b->cap = cap;
+    return b;
+}
+
+/* Where a step's tmp_off points: the temporary buffer or a growable one. */
+static char *area(mpitopo_request_t r, const mpitopo__op_t *o)
+{
+    return o->buf_id > 0 ? r->bufs[o->buf_id - 1].p : r->tmp;
+}
+
+static int is_message(int kind)
+{
+    return kind == MPITOPO__OP_SEND || kind == MPITOPO__OP_RECV || kind == MPITOPO__OP_RECV_ANY;
+}
+
 /* Stop a run: messages still in flight (after an error) are left to MPI. */
+/*
+ * Active multi-round requests of a communicator. A process can only post
+ * round r+1 of a request from inside a test or wait, so a wait on one
+ * request must also move the others on: otherwise two processes waiting
+ * for two overlapping operations in opposite orders would each wait for a
+ * round the other has not posted. Requests of one communicator are used by
+ * one thread at a time (as MPI collectives are), so the list needs no lock.
+ */
+static void list_add(mpitopo_request_t r)
+{
+    mpitopo__nbr_t *n = r->nbr;
+    if (r->listed || r->nrounds < 2)
+        return;
+    r->prev_active = NULL;
+    r->next_active = n->active_head;
+    if (n->active_head)
+        n->active_head->prev_active = r;
+    n->active_head = r;
+    r->listed = 1;
+}
+
+static void list_del(mpitopo_request_t r)
+{
+    if (!r->listed)
+        return;
+    if (r->prev_active)
+        r->prev_active->next_active = r->next_active;
+    else
+        r->nbr->active_head = r->next_active;
+    if (r->next_active)
+        r->next_active->prev_active = r->prev_active;
+    r->prev_active = r->next_active = NULL;
+    r->listed = 0;
+}
+
 static void deactivate(mpitopo_request_t r)
 {
+    list_del(r);
     for (int i = 0; i < r->nops; i++)
         if (r->reqs[i] != MPI_REQUEST_NULL)
             PMPI_Request_free(&r->reqs[i]);
@@ -83,6 +158,11 @@ void mpitopo__request_release(mpitopo_request_t r)
     mpitopo__free(r->owned);
     mpitopo__nbr_unref(r->nbr);
     mpitopo__free(r->tmp);
+    for (int i = 0; i < r->nbufs; i++)
+        mpitopo__free(r->bufs[i].p);
+    mpitopo__free(r->bufs);
+    if (r->ctx_free)
+        r->ctx_free(r->ctx);
     mpitopo__free(r->ops);
     mpitopo__free(r->reqs);
     mpitopo__free(r->statuses);
@@ -95,9 +175,11 @@ void mpitopo__request_release(mpitopo_request_t r)
 static int copy_step(mpitopo_request_t r, const mpitopo__op_t *o)
 {
     int pos = 0, rc;
-    char *t = r->tmp + o->tmp_off;
+    if (o->kind == MPITOPO__OP_CALL)
+        return o->call(r, o->arg);
+    char *t = area(r, o) + o->tmp_off;
     if (o->kind == MPITOPO__OP_MOVE) {
-        memmove(t, r->tmp + o->src_off, (size_t)o->tmp_bytes);
+        memmove(t, area(r, o) + o->src_off, (size_t)o->tmp_bytes);
         return MPITOPO_SUCCESS;
     }
     if (o->kind == MPITOPO__OP_PACK)
@@ -112,7 +194,11 @@ static int copy_step(mpitopo_request_t r, const mpitopo__op_t *o)
 static int post_message(mpitopo_request_t r, const mpitopo__op_t *o, MPI_Request *q)
 {
     MPI_Comm comm = r->nbr->comm;
-    void *buf = o->in_tmp ? r->tmp + o->tmp_off : o->buf;
+    if (o->kind == MPITOPO__OP_RECV_ANY) {
+        *q = MPI_REQUEST_NULL; /* matched and received by match_unknown */
+        return MPITOPO_SUCCESS;
+    }
+    void *buf = o->in_tmp ? area(r, o) + o->tmp_off : o->buf;
     int rc = o->kind == MPITOPO__OP_SEND
                  ? PMPI_Isend(buf, o->count, o->type, o->peer, o->tag, comm, q)
                  : PMPI_Irecv(buf, o->count, o->type, o->peer, o->tag, comm, q);
@@ -127,11 +213,15 @@ static int post_round(mpitopo_request_t r)
 {
     int first = r->round_start[r->round], last = r->round_start[r->round + 1];
     int rc = MPITOPO_SUCCESS;
+    for (int i = first; i < last; i++) {
+        r->reqs[i - first] = MPI_REQUEST_NULL;
+        r->ops[i].waiting = r->ops[i].kind == MPITOPO__OP_RECV_ANY;
+    }
     for (int i = first; i < last && rc == MPITOPO_SUCCESS; i++)
-        if (r->ops[i].kind > MPITOPO__OP_SEND)
+        if (!is_message(r->ops[i].kind))
             rc = copy_step(r, &r->ops[i]);
     for (int i = first; i < last && rc == MPITOPO_SUCCESS; i++)
-        if (r->ops[i].kind == MPITOPO__OP_SEND || r->ops[i].kind == MPITOPO__OP_RECV)
+        if (is_message(r->ops[i].kind))
             rc = post_message(r, &r->ops[i], &r->reqs[i - first]);
     r->posted = rc == MPITOPO_SUCCESS;
     return rc;
@@ -153,6 +243,8 @@ int mpitopo__request_own_datatypes(mpitopo_request_t r)
     if (!r->owned)
         return MPITOPO_NOMEM("datatype duplicates");
     for (int i = 0; i < r->nops; i++) {
+        if (r->ops[i].kind == MPITOPO__OP_RECV_ANY || r->ops[i].kind == MPITOPO__OP_CALL)
+            continue;
         int named, rc = is_named(r->ops[i].type, &named);
         if (rc == MPI_SUCCESS && !named)
             rc = PMPI_Type_dup(r->ops[i].type, &r->owned[r->nowned]);
@@ -210,6 +302,7 @@ int mpitopo__request_start(mpitopo_request_t r)
     int ready, rc = kick(r->nbr, 0, &ready);
     if (rc != MPITOPO_SUCCESS)
         return rc;
+    list_add(r);
     if (ready)
         return r->nrounds > 0 ? post_round(r) : MPITOPO_SUCCESS;
     rc = mpitopo__request_own_datatypes(r);
@@ -227,7 +320,7 @@ static int round_error(mpitopo_request_t r, int rc, const char *func)
     for (int i = 0; i < n; i++) {
         int e = r->statuses[i].MPI_ERROR;
         const mpitopo__op_t *o = &r->ops[first + i];
-        if (e == MPI_SUCCESS || e == MPI_ERR_PENDING || o->kind > MPITOPO__OP_SEND)
+        if (e == MPI_SUCCESS || e == MPI_ERR_PENDING || !is_message(o->kind))
             continue;
         char text[MPI_MAX_ERROR_STRING] = "";
         int len = 0;
@@ -240,9 +333,54 @@ static int round_error(mpitopo_request_t r, int rc, const char *func)
     return mpitopo__mpi_result(func, rc);
 }
 
+/*
+ * Match the receives of unknown size of the current round that are still
+ * waiting (blocking: wait for each) and post their receives; *left: how
+ * many still wait. A matched message is received at once with
+ * MPI_Imrecv, so no other receive can take it.
+ */
+static int match_unknown(mpitopo_request_t r, int blocking, int *left, const char *func)
+{
+    int first = r->round_start[r->round], last = r->round_start[r->round + 1];
+    *left = 0;
+    for (int i = first; i < last; i++) {
+        mpitopo__op_t *o = &r->ops[i];
+        if (o->kind != MPITOPO__OP_RECV_ANY || !o->waiting)
+            continue;
+        MPI_Message msg;
+        MPI_Status st;
+        int flag = 1, count = 0;
+        int rc = blocking ? PMPI_Mprobe(o->peer, o->tag, r->nbr->comm, &msg, &st)
+                          : PMPI_Improbe(o->peer, o->tag, r->nbr->comm, &flag, &msg, &st);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result(blocking ? "MPI_Mprobe" : "MPI_Improbe", rc);
+        if (!flag) {
+            (*left)++;
+            continue;
+        }
+        rc = PMPI_Get_count(&st, MPI_BYTE, &count);
+        if (rc != MPI_SUCCESS || count < 0)
+            return mpitopo__error_at(rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT, func,
+                                     "cannot size the message from neighbour rank %d", o->peer);
+        mpitopo__rbuf_t *b = mpitopo__request_buf(r, o->buf_id, (size_t)count);
+        if (!b) { /* the message is matched: consume it, then fail */
+            PMPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            return mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+                                     "out of memory for a %d-byte message from rank %d", count,
+                                     o->peer);
+        }
+        b->len = (size_t)count;
+        rc = PMPI_Imrecv(b->p, count, MPI_BYTE, &msg, &r->reqs[i - first]);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result("MPI_Imrecv", rc);
+        o->waiting = 0;
+    }
+    return MPITOPO_SUCCESS;
+}
+
 /* Run the request as far as it goes without blocking (blocking: to the
  * end). *done = 1 when every round has completed. */
-static int advance(mpitopo_request_t r, int blocking, int *done, const char *func)
+static int advance_one(mpitopo_request_t r, int blocking, int *done, const char *func)
 {
     *done = 0;
     if (r->queued) {
@@ -258,6 +396,10 @@ static int advance(mpitopo_request_t r, int blocking, int *done, const char *fun
         int rc = r->posted ? MPITOPO_SUCCESS : post_round(r);
         if (rc != MPITOPO_SUCCESS)
             return rc;
+        int left = 0;
+        rc = match_unknown(r, blocking, &left, func);
+        if (rc != MPITOPO_SUCCESS || left > 0)
+            return rc;
         int n = r->round_start[r->round + 1] - r->round_start[r->round], flag = 1;
         rc = blocking ? PMPI_Waitall(n, r->reqs, r->statuses)
                       : PMPI_Testall(n, r->reqs, &flag, r->statuses);
@@ -270,6 +412,48 @@ static int advance(mpitopo_request_t r, int blocking, int *done, const char *fun
     }
     *done = 1;
     return MPITOPO_SUCCESS;
+}
+
+/* Move the other active requests of r's communicator on, without
+ * blocking; an error stays with its request, for its own test or wait. */
+static void progress_others(mpitopo_request_t r, const char *func)
+{
+    for (mpitopo_request_t q = r->nbr->active_head; q; q = q->next_active) {
+        int done;
+        if (q == r || !q->active || q->error != MPITOPO_SUCCESS)
+            continue;
+        int rc = advance_one(q, 0, &done, func);
+        if (rc != MPITOPO_SUCCESS)
+            q->error = rc;
+    }
+}
+
+static int others_active(mpitopo_request_t r)
+{
+    for (mpitopo_request_t q = r->nbr->active_head; q; q = q->next_active)
+        if (q != r && q->active && q->round < q->nrounds)
+            return 1;
+    return 0;
+}
+
+/* advance_one, moving the communicator's other active requests on too;
+ * blocking with others active polls all of them (yielding the processor
+ * between polls) instead of blocking in MPI on this one's messages. */
+static int advance(mpitopo_request_t r, int blocking, int *done, const char *func)
+{
+    if (!blocking || !others_active(r)) {
+        int rc = advance_one(r, blocking, done, func);
+        if (!blocking && !*done)
+            progress_others(r, func);
+        return rc;
+    }
+    for (;;) {
+        int rc = advance_one(r, 0, done, func);
+        if (rc != MPITOPO_SUCCESS || *done)
+            return rc;
+        progress_others(r, func);
+        sched_yield();
+    }
 }
 
 /* Advance *request; release it when done or failed (a persistent request

@@ -139,7 +139,7 @@ void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_
                         mpitopo__sched_t chosen)
 {
     int rank = 0;
-    unsigned bit = 1u << (op * 5 + (chosen == MPITOPO__SCHED_COMBINE));
+    unsigned bit = 1u << (op * 5 + (chosen > 0 ? chosen : 0));
     if (mpitopo__verbose() < 1 || (n->logged & bit))
         return;
     n->logged |= bit;
@@ -149,6 +149,9 @@ void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_
         mpitopo__log(1, "neighbor_%s: schedule combine (requested %s; rank 0 combines with %d "
                         "friend(s))",
                      op_names[op], mpitopo__sched_name(requested), mpitopo__combine_pairs(n));
+    else if (chosen == MPITOPO__SCHED_NODE)
+        mpitopo__log(1, "neighbor_%s: schedule node (requested %s; %d nodes)", op_names[op],
+                     mpitopo__sched_name(requested), mpitopo__node_count(n));
     else
         mpitopo__log(1, "neighbor_%s: schedule %s (requested %s)", op_names[op],
                      mpitopo__sched_name(chosen), mpitopo__sched_name(requested));
