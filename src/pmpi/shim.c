@@ -17,11 +17,12 @@
  *                    reorder != 0 on an intracommunicator without a
  *                    topology, else MPI's own;
  *   MPI_Graph_map    as MPI_Cart_map: mpitopo_graph_map;
- *   MPI_Neighbor_allgather, _allgatherv, _alltoall, _alltoallv, _alltoallw
- *                    mpitopo_neighbor_* when MPITOPO_NEIGHBOR asks, on an
+ *   MPI_Neighbor_allgather, _allgatherv, _alltoall, _alltoallv, _alltoallw,
+ *   their MPI_Ineighbor_* and (MPI-4) MPI_Neighbor_*_init forms
+ *                    mpitopo's when MPITOPO_NEIGHBOR asks, on an
  *                    intracommunicator with a topology; else MPI's own
- *                    (shim_neighbor.c, which says why the nonblocking and
- *                    persistent forms always stay MPI's own).
+ *                    (shim_neighbor.c; the request calls MPI_Wait, MPI_Test,
+ *                    MPI_Start, ... that complete them: shim_requests.c).
  *
  * Environment, read once (at the first intercepted call):
  *   MPITOPO_DISABLE=1        every call goes to MPI unchanged (any value but
@@ -36,10 +37,10 @@
  *   MPITOPO_DIMS=balanced    mpitopo_dims_create (local);
  *   MPITOPO_DIMS unset, empty or "mpi": MPI's own (another value is
  *                            reported once by world rank 0, then ignored);
- *   MPITOPO_NEIGHBOR=linear  the blocking neighbourhood collectives run
- *                            mpitopo's schedules; auto, combine and cart are
- *                            accepted and today all mean linear, the only
- *                            schedule mpitopo has; unset, empty or "off":
+ *   MPITOPO_NEIGHBOR=linear  the neighbourhood collectives run mpitopo's
+ *                            schedules; auto, combine and cart too (the
+ *                            library reads the variable to choose the
+ *                            schedule); unset, empty or "off":
  *                            MPI's own (another value is reported once by
  *                            world rank 0, then treated as off);
  *   MPITOPO_VERBOSE=1        print mpitopo's message with every error

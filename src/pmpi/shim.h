@@ -7,6 +7,7 @@
 #define MPITOPO_SHIM_H
 
 #include <mpi.h>
+#include <mpitopo.h>
 
 #if defined(__GNUC__)
 #define MPITOPO_SHIM_HIDDEN __attribute__((visibility("hidden")))
@@ -37,10 +38,56 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, co
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[],
                                                 const int edges[], int *newrank);
 
-/* Whether a blocking neighbourhood collective on comm goes to mpitopo
+/* Whether a neighbourhood collective on comm goes to mpitopo
  * (MPITOPO_NEIGHBOR, MPITOPO_DISABLE; comm an intracommunicator with a
  * topology). Local. */
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_takes(const char *func, MPI_Comm comm);
+
+/* The blocking neighbourhood collectives as the C bindings run them
+ * (routed to mpitopo and counted, or MPI's own); shared with the Fortran
+ * bindings. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgather(const void *sendbuf, int sendcount,
+                                                         MPI_Datatype sendtype, void *recvbuf,
+                                                         int recvcount, MPI_Datatype recvtype,
+                                                         MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgatherv(const void *sendbuf, int sendcount,
+                                                          MPI_Datatype sendtype, void *recvbuf,
+                                                          const int recvcounts[],
+                                                          const int displs[],
+                                                          MPI_Datatype recvtype, MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoall(const void *sendbuf, int sendcount,
+                                                        MPI_Datatype sendtype, void *recvbuf,
+                                                        int recvcount, MPI_Datatype recvtype,
+                                                        MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallv(
+    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallw(
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+
+/* The MPI error code for mpitopo's result rc (MPI codes as they are). */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_code(int rc);
+
+/* What an MPI function returns for mpitopo's result rc: MPI_SUCCESS, or
+ * the code after comm's error handler has been called with it. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_result(const char *func, MPI_Comm comm, int rc);
+
+/* Nonzero while a Fortran binding hands a nonblocking or persistent
+ * neighbourhood collective to the MPI's own Fortran code: the C bindings
+ * it may call (MPICH's do) must then not route it, because the Fortran
+ * program completes the request with Fortran calls the shim does not see. */
+MPITOPO_SHIM_HIDDEN extern _Thread_local int mpitopo__shim_fortran_passing;
+
+/* shim_requests.c: give the program an MPI_Request for an mpitopo request
+ * that the starting call returned with result rc. persistent: mreq is an
+ * inactive persistent request. On rc != MPITOPO_SUCCESS, raises the error
+ * on comm and returns its code (*request untouched). */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_give(const char *func, MPI_Comm comm, int rc,
+                                                   mpitopo_request_t mreq, int persistent,
+                                                   MPI_Request *request);
 
 /* Report an error the shim itself found (e.g. out of memory converting
  * Fortran arrays) through comm's error handler; returns mpi_class. */
@@ -48,6 +95,7 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_raise(const char *func, MPI_Comm comm, int
                                             const char *why);
 
 /* Exported (documented in README.md): how many neighbourhood collectives
+ * (blocking, nonblocking, and persistent ones once, at their _init call)
  * this process has routed to mpitopo so far, for tests and for users who
  * want to check that MPITOPO_NEIGHBOR took. Look it up with dlsym; absent
  * when the shim is not loaded. Thread safe. */

@@ -2,7 +2,9 @@
  * libmpitopo_shim, Fortran bindings of MPI_Cart_create, MPI_Cart_map,
  * MPI_Dims_create, MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create,
  * MPI_Graph_create and MPI_Graph_map. They do what the C bindings of shim.c
- * do.
+ * do. The blocking neighbourhood collectives of mpif.h and `use mpi` are
+ * routed too; their nonblocking and persistent forms and mpi_f08 stay MPI's
+ * own (the section "Neighbourhood collectives" at the end says why).
  *
  * What a Fortran program calls, and what is covered (Open MPI 4.1 and
  * MPICH 4.0 as built by Debian 12, gfortran 12; found with nm -D and
@@ -421,3 +423,327 @@ SHIM_F_NAMES(DIST_GRAPH_CREATE_ADJACENT, mpi_dist_graph_create_adjacent,
 SHIM_F_NAMES(DIST_GRAPH_CREATE, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE)
 SHIM_F_NAMES(GRAPH_CREATE, mpi_graph_create, MPI_GRAPH_CREATE)
 SHIM_F_NAMES(GRAPH_MAP, mpi_graph_map, MPI_GRAPH_MAP)
+
+/*
+ * Neighbourhood collectives (MPITOPO_NEIGHBOR; see shim_neighbor.c).
+ *
+ * Blocking MPI_NEIGHBOR_ALLGATHER, _ALLGATHERV, _ALLTOALL, _ALLTOALLV and
+ * _ALLTOALLW of mpif.h and `use mpi` are routed as the C calls are. Open
+ * MPI's mpi_neighbor_x_ ends in the C PMPI_Neighbor_x, so only a Fortran
+ * symbol of the shim can route it; MPICH's ends in the C MPI_Neighbor_x,
+ * which the shim defines too, and the Fortran symbol gives both MPIs one
+ * path. When the call stays MPI's own (MPITOPO_NEIGHBOR off, no topology,
+ * ...) or a buffer is Fortran's MPI_BOTTOM or MPI_IN_PLACE (addresses
+ * only the MPI's Fortran code translates), the shim calls the MPI's own
+ * Fortran subroutine of the same name (dlsym RTLD_NEXT), unchanged.
+ *
+ * Not routed: `use mpi_f08` (MPICH passes its choice buffers as Fortran
+ * descriptors, and both MPIs' f08 subroutines end in PMPI), and the
+ * nonblocking MPI_INEIGHBOR_* and persistent MPI_NEIGHBOR_*_INIT of every
+ * binding: the program would complete their requests with the Fortran
+ * MPI_WAIT, MPI_TESTALL, ..., which end in PMPI in Open MPI and in mpi_f08
+ * (the shim would never see them, and the schedule would never be
+ * completed). Because MPICH's mpif.h and `use mpi` subroutines of those
+ * calls end in the C MPI_Ineighbor_x / MPI_Neighbor_x_init, which the shim
+ * routes, the shim defines them as well, to pass them to MPICH's own with
+ * routing suspended (mpitopo__shim_fortran_passing).
+ */
+
+/* MPI's own definition of the Fortran subroutine name, found once. */
+static void *f_next(void *volatile *cache, const char *name)
+{
+    void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        fn = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(cache, fn, __ATOMIC_RELEASE);
+    }
+    return fn;
+}
+
+static int f_no_next(const char *name, MPI_Fint *comm)
+{
+    return mpitopo__shim_raise(name, PMPI_Comm_f2c(*comm), MPI_ERR_INTERN,
+                               "the MPI's own Fortran subroutine is not found");
+}
+
+/* Fortran MPI_BOTTOM and MPI_IN_PLACE: Open MPI's common blocks
+ * /mpi_fortran_bottom/ and /mpi_fortran_in_place/, MPICH's first two
+ * INTEGERs of /MPIPRIV1/. */
+static struct {
+    const char *bottom, *in_place, *mpipriv1;
+} f_buffers;
+static pthread_once_t f_buffers_once = PTHREAD_ONCE_INIT;
+
+static void f_buffers_find(void)
+{
+    f_buffers.bottom = dlsym(RTLD_DEFAULT, "mpi_fortran_bottom_");
+    f_buffers.in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
+    f_buffers.mpipriv1 = dlsym(RTLD_DEFAULT, "mpipriv1_");
+}
+
+static int f_special_buffer(const void *p)
+{
+    pthread_once(&f_buffers_once, f_buffers_find);
+    const char *c = p;
+    if (c && (c == f_buffers.bottom || c == f_buffers.in_place))
+        return 1;
+    return f_buffers.mpipriv1 && c >= f_buffers.mpipriv1 &&
+           c < f_buffers.mpipriv1 + 2 * sizeof(MPI_Fint);
+}
+
+/* Whether the shim converts and routes this call itself. */
+static int f_neighbor_routes(const char *func, MPI_Comm comm, const void *sendbuf,
+                             const void *recvbuf)
+{
+    return !f_special_buffer(sendbuf) && !f_special_buffer(recvbuf) &&
+           mpitopo__shim_neighbor_takes(func, comm);
+}
+
+static void f_degrees(MPI_Comm comm, int *in, int *out)
+{
+    if (mpitopo_comm_neighbors_count(comm, in, out) != MPITOPO_SUCCESS)
+        *in = *out = 0;
+}
+
+/* n Fortran datatype handles as C ones; NULL (out of memory) only for n > 0. */
+static MPI_Datatype *f_types(const MPI_Fint *f, int n)
+{
+    MPI_Datatype *t = malloc((size_t)(n > 0 ? n : 1) * sizeof *t);
+    for (int i = 0; t && i < n; i++)
+        t[i] = PMPI_Type_f2c(f[i]);
+    return t;
+}
+
+typedef void (*f_fixed_t)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,
+                          MPI_Fint *, MPI_Fint *);
+
+/* allgather (alltoall = 0) and alltoall (1): the same arguments. */
+static void f_neighbor_fixed(int alltoall, void *next, void *sendbuf, MPI_Fint *sendcount,
+                             MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
+                             MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    const char *func = alltoall ? "MPI_Neighbor_alltoall" : "MPI_Neighbor_allgather";
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
+        if (next)
+            ((f_fixed_t)next)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              ierr);
+        else
+            f_set(ierr, f_no_next(func, comm));
+        return;
+    }
+    int (*run)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) =
+        alltoall ? mpitopo__shim_neighbor_alltoall : mpitopo__shim_neighbor_allgather;
+    f_set(ierr, run(sendbuf, (int)*sendcount, PMPI_Type_f2c(*sendtype), recvbuf,
+                    (int)*recvcount, PMPI_Type_f2c(*recvtype), c));
+}
+
+typedef void (*f_allgatherv_t)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,
+                               MPI_Fint *, MPI_Fint *, MPI_Fint *);
+
+static void f_neighbor_allgatherv(void *next, void *sendbuf, MPI_Fint *sendcount,
+                                  MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
+                                  MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
+                                  MPI_Fint *ierr)
+{
+    static const char func[] = "MPI_Neighbor_allgatherv";
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
+        if (next)
+            ((f_allgatherv_t)next)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                   recvtype, comm, ierr);
+        else
+            f_set(ierr, f_no_next(func, comm));
+        return;
+    }
+    int in, out, rc;
+    f_degrees(c, &in, &out);
+    f_conv_t a = {0};
+    const int *rc_ = f_conv_ints(&a, recvcounts, in), *d = f_conv_ints(&a, displs, in);
+    if (a.failed)
+        rc = f_no_mem(func, c);
+    else
+        rc = mpitopo__shim_neighbor_allgatherv(sendbuf, (int)*sendcount,
+                                               PMPI_Type_f2c(*sendtype), recvbuf, rc_, d,
+                                               PMPI_Type_f2c(*recvtype), c);
+    f_conv_free(&a);
+    f_set(ierr, rc);
+}
+
+typedef void (*f_alltoallv_t)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
+                              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+
+static void f_neighbor_alltoallv(void *next, void *sendbuf, MPI_Fint *sendcounts,
+                                 MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf,
+                                 MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype,
+                                 MPI_Fint *comm, MPI_Fint *ierr)
+{
+    static const char func[] = "MPI_Neighbor_alltoallv";
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
+        if (next)
+            ((f_alltoallv_t)next)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm, ierr);
+        else
+            f_set(ierr, f_no_next(func, comm));
+        return;
+    }
+    int in, out, rc;
+    f_degrees(c, &in, &out);
+    f_conv_t a = {0};
+    const int *sc = f_conv_ints(&a, sendcounts, out), *sd = f_conv_ints(&a, sdispls, out);
+    const int *rcs = f_conv_ints(&a, recvcounts, in), *rd = f_conv_ints(&a, rdispls, in);
+    if (a.failed)
+        rc = f_no_mem(func, c);
+    else
+        rc = mpitopo__shim_neighbor_alltoallv(sendbuf, sc, sd, PMPI_Type_f2c(*sendtype),
+                                              recvbuf, rcs, rd, PMPI_Type_f2c(*recvtype), c);
+    f_conv_free(&a);
+    f_set(ierr, rc);
+}
+
+/* INTEGER(KIND=MPI_ADDRESS_KIND) is MPI_Aint in both MPIs. */
+typedef void (*f_alltoallw_t)(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *,
+                              MPI_Aint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+
+static void f_neighbor_alltoallw(void *next, void *sendbuf, MPI_Fint *sendcounts,
+                                 MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+                                 MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+                                 MPI_Fint *comm, MPI_Fint *ierr)
+{
+    static const char func[] = "MPI_Neighbor_alltoallw";
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
+        if (next)
+            ((f_alltoallw_t)next)(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                  rdispls, recvtypes, comm, ierr);
+        else
+            f_set(ierr, f_no_next(func, comm));
+        return;
+    }
+    int in, out, rc;
+    f_degrees(c, &in, &out);
+    f_conv_t a = {0};
+    const int *sc = f_conv_ints(&a, sendcounts, out), *rcs = f_conv_ints(&a, recvcounts, in);
+    MPI_Datatype *st = f_types(sendtypes, out), *rt = f_types(recvtypes, in);
+    if (a.failed || !st || !rt)
+        rc = f_no_mem(func, c);
+    else
+        rc = mpitopo__shim_neighbor_alltoallw(sendbuf, sc, sdispls, st, recvbuf, rcs, rdispls,
+                                              rt, c);
+    free(st);
+    free(rt);
+    f_conv_free(&a);
+    f_set(ierr, rc);
+}
+
+/* The four manglings; not the f08 one (see above). */
+#define SHIM_F77_NAMES(X, lower, upper) X(lower##_) X(lower##__) X(lower) X(upper)
+#define F_NEXT(name)                                                                           \
+    static void *volatile next_;                                                               \
+    void *next = f_next(&next_, #name)
+
+#define NEIGHBOR_ALLGATHER(name)                                                               \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *);                                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_fixed(0, next, sb, sc, st, rb, rc, rt, comm, ierr);                         \
+    }
+#define NEIGHBOR_ALLTOALL(name)                                                                \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *);                                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_fixed(1, next, sb, sc, st, rb, rc, rt, comm, ierr);                         \
+    }
+#define NEIGHBOR_ALLGATHERV(name)                                                              \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *);                                                         \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                                    \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, ierr);                   \
+    }
+#define NEIGHBOR_ALLTOALLV(name)                                                               \
+    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, ierr);               \
+    }
+#define NEIGHBOR_ALLTOALLW(name)                                                               \
+    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, ierr);               \
+    }
+
+SHIM_F77_NAMES(NEIGHBOR_ALLGATHER, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER)
+SHIM_F77_NAMES(NEIGHBOR_ALLGATHERV, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALL, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALLV, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALLW, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW)
+
+/* Nonblocking and persistent: MPI's own, with routing suspended. Every
+ * argument is passed by reference (no CHARACTER, so no hidden lengths);
+ * ierror is the last. */
+#define V void *
+typedef void (*f_pass9_t)(V, V, V, V, V, V, V, V, V);
+typedef void (*f_pass10_t)(V, V, V, V, V, V, V, V, V, V);
+typedef void (*f_pass11_t)(V, V, V, V, V, V, V, V, V, V, V);
+typedef void (*f_pass12_t)(V, V, V, V, V, V, V, V, V, V, V, V);
+#undef V
+#define F_PASS_BODY(name, type, ierr, ...)                                                        \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        if (!next) {                                                                           \
+            if (ierr)                                                                          \
+                *(MPI_Fint *)(ierr) = MPI_ERR_INTERN;                                          \
+            return;                                                                            \
+        }                                                                                      \
+        mpitopo__shim_fortran_passing++;                                                       \
+        ((type)next)(__VA_ARGS__);                                                             \
+        mpitopo__shim_fortran_passing--;                                                       \
+    }
+#define F_PASS9(name)                                                                          \
+    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *);         \
+    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i) \
+        F_PASS_BODY(name, f_pass9_t, i, a, b, c, d, e, f, g, h, i)
+#define F_PASS10(name)                                                                         \
+    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *); \
+    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i, \
+              void *j) F_PASS_BODY(name, f_pass10_t, j, a, b, c, d, e, f, g, h, i, j)
+#define F_PASS11(name)                                                                         \
+    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *,  \
+              void *);                                                                         \
+    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i, \
+              void *j, void *k) F_PASS_BODY(name, f_pass11_t, k, a, b, c, d, e, f, g, h, i, j, k)
+#define F_PASS12(name)                                                                         \
+    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *,  \
+              void *, void *);                                                                 \
+    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i, \
+              void *j, void *k, void *l) F_PASS_BODY(name, f_pass12_t, l, a, b, c, d, e, f, g, h, i, j, k, l)
+
+SHIM_F77_NAMES(F_PASS9, mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER)
+SHIM_F77_NAMES(F_PASS10, mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV)
+SHIM_F77_NAMES(F_PASS9, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL)
+SHIM_F77_NAMES(F_PASS11, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV)
+SHIM_F77_NAMES(F_PASS11, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW)
+#if MPI_VERSION >= 4
+SHIM_F77_NAMES(F_PASS10, mpi_neighbor_allgather_init, MPI_NEIGHBOR_ALLGATHER_INIT)
+SHIM_F77_NAMES(F_PASS11, mpi_neighbor_allgatherv_init, MPI_NEIGHBOR_ALLGATHERV_INIT)
+SHIM_F77_NAMES(F_PASS10, mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT)
+SHIM_F77_NAMES(F_PASS12, mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT)
+SHIM_F77_NAMES(F_PASS12, mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT)
+#endif

@@ -1,20 +1,17 @@
 /*
- * libmpitopo_shim, neighbourhood collectives: with MPITOPO_NEIGHBOR=linear
- * (or auto, combine, cart: today all the linear schedule) the blocking
- * MPI_Neighbor_allgather, _allgatherv, _alltoall, _alltoallv and _alltoallw
- * of an unmodified C program run mpitopo_neighbor_*. Off by default: the
- * linear schedule is the flat burst of point-to-point messages that MPI's
- * own collectives already send, so routing to it gains nothing until the
- * combining and Cartesian schedules exist.
- *
- * Not intercepted, on purpose: MPI_Ineighbor_* and the persistent
- * MPI_Neighbor_*_init. The program waits on an MPI_Request (MPI_Wait,
- * MPI_Testall, mixed with its own requests), but an mpitopo request is a
- * set of messages on a private communicator, possibly not yet posted
- * (pending MPI_Comm_idup), not one MPI_Request. A generalized request
- * would be one, but MPI never progresses it: only a progress thread could
- * complete it, which the shim will not start behind the program's back.
- * These calls reach MPI's own, which is correct for every program.
+ * libmpitopo_shim, neighbourhood collectives: with MPITOPO_NEIGHBOR=auto,
+ * linear, combine or cart (the library reads the same variable to choose
+ * its schedule) an unmodified C program's
+ *   MPI_Neighbor_allgather, _allgatherv, _alltoall, _alltoallv, _alltoallw
+ *                   run mpitopo_neighbor_*;
+ *   MPI_Ineighbor_* run mpitopo_ineighbor_*, and the program gets a real
+ *                   MPI_Request for it (shim_requests.c says how, and which
+ *                   completion calls the shim takes over for it);
+ *   MPI_Neighbor_*_init (MPI-4, only when mpi.h declares them: MPICH 4.0
+ *                   does, Open MPI 4.1 does not) run
+ *                   mpitopo_neighbor_*_init; the request is persistent, and
+ *                   MPI_Start / MPI_Startall start mpitopo's schedule.
+ * Off by default (unset, empty or "off": MPI's own).
  *
  * Errors: a communicator MPI should reject (MPI_COMM_NULL, an
  * intercommunicator, no topology) goes to MPI, which reports its own error.
@@ -23,7 +20,12 @@
  * point-to-point traffic (e.g. MPI_ERR_TRUNCATE) with its own code.
  *
  * mpitopo_shim_neighbor_calls() (exported, declared in shim.h) counts the
- * calls routed to mpitopo, so that a test can tell interception happened.
+ * calls routed to mpitopo (a persistent operation once, at its _init), so
+ * that a test can tell interception happened.
+ *
+ * The Fortran bindings (shim_fortran.c) route the blocking calls through
+ * the mpitopo__shim_neighbor_* functions below; Fortran's nonblocking and
+ * persistent forms stay MPI's own (mpitopo__shim_fortran_passing).
  */
 #include <mpi.h>
 #include <mpitopo.h>
@@ -33,6 +35,8 @@
 #include "pmpi/shim.h"
 
 static atomic_long routed;
+
+_Thread_local int mpitopo__shim_fortran_passing;
 
 long mpitopo_shim_neighbor_calls(void)
 {
@@ -48,25 +52,44 @@ static int takes(const char *func, MPI_Comm comm)
     return 1;
 }
 
-/* What the MPI function returns for mpitopo's result rc: MPI codes (> 0)
- * as they are, mpitopo's own (< 0) as a class, both through comm's error
- * handler as MPI would raise them. */
-static int result(const char *func, MPI_Comm comm, int rc)
+/* The same for a nonblocking or persistent call, which stays MPI's own
+ * when a Fortran binding passes it on. */
+static int takes_request(const char *func, MPI_Comm comm)
+{
+    return !mpitopo__shim_fortran_passing && takes(func, comm);
+}
+
+int mpitopo__shim_neighbor_code(int rc)
+{
+    if (rc == MPITOPO_ERR_NOMEM)
+        return MPI_ERR_NO_MEM;
+    if (rc == MPITOPO_ERR_ARG)
+        return MPI_ERR_ARG;
+    if (rc < 0)
+        return MPI_ERR_OTHER;
+    return rc;
+}
+
+/* mpitopo's own codes (< 0) become a class, MPI codes (> 0) stay as they
+ * are; both go through comm's error handler as MPI would raise them. */
+int mpitopo__shim_neighbor_result(const char *func, MPI_Comm comm, int rc)
 {
     if (rc == MPITOPO_SUCCESS)
         return MPI_SUCCESS;
-    int mpi_code = rc;
-    if (rc == MPITOPO_ERR_NOMEM)
-        mpi_code = MPI_ERR_NO_MEM;
-    else if (rc == MPITOPO_ERR_ARG)
-        mpi_code = MPI_ERR_ARG;
-    else if (rc < 0)
-        mpi_code = MPI_ERR_OTHER;
-    return mpitopo__shim_raise(func, comm, mpi_code, mpitopo_last_error());
+    return mpitopo__shim_raise(func, comm, mpitopo__shim_neighbor_code(rc),
+                               mpitopo_last_error());
 }
 
-int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static int result(const char *func, MPI_Comm comm, int rc)
+{
+    return mpitopo__shim_neighbor_result(func, comm, rc);
+}
+
+/* Blocking. */
+
+int mpitopo__shim_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm)
 {
     static const char func[] = "MPI_Neighbor_allgather";
     if (!takes(func, comm))
@@ -77,9 +100,9 @@ int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
                                              recvtype, comm));
 }
 
-int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, const int recvcounts[], const int displs[],
-                            MPI_Datatype recvtype, MPI_Comm comm)
+int mpitopo__shim_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[], const int displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm)
 {
     static const char func[] = "MPI_Neighbor_allgatherv";
     if (!takes(func, comm))
@@ -90,8 +113,9 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
                                               displs, recvtype, comm));
 }
 
-int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int mpitopo__shim_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm)
 {
     static const char func[] = "MPI_Neighbor_alltoall";
     if (!takes(func, comm))
@@ -102,9 +126,10 @@ int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
                                             recvtype, comm));
 }
 
-int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int mpitopo__shim_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm)
 {
     static const char func[] = "MPI_Neighbor_alltoallv";
     if (!takes(func, comm))
@@ -115,10 +140,11 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
                                              recvcounts, rdispls, recvtype, comm));
 }
 
-int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                           MPI_Comm comm)
+int mpitopo__shim_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const int recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm)
 {
     static const char func[] = "MPI_Neighbor_alltoallw";
     if (!takes(func, comm))
@@ -128,3 +154,194 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
                   mpitopo_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                              recvcounts, rdispls, recvtypes, comm));
 }
+
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return mpitopo__shim_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm);
+}
+
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return mpitopo__shim_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                             displs, recvtype, comm);
+}
+
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return mpitopo__shim_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm);
+}
+
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return mpitopo__shim_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm);
+}
+
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm)
+{
+    return mpitopo__shim_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                            recvcounts, rdispls, recvtypes, comm);
+}
+
+/* Nonblocking: the request handed out is made by mpitopo__shim_request_give. */
+
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_allgather";
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                         recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_allgatherv";
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                         displs, recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                          displs, recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_alltoall";
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_alltoallv";
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm, MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_alltoallw";
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                        recvcounts, rdispls, recvtypes, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+#if MPI_VERSION >= 4
+/* Persistent (MPI-4). */
+
+int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_allgather_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+
+int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_allgatherv_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                             displs, recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                              displs, recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+
+int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Info info, MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_alltoall_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_alltoallv_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                             recvcounts, rdispls, recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+
+int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_alltoallw_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                            recvcounts, rdispls, recvtypes, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                             recvcounts, rdispls, recvtypes, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+#endif /* MPI_VERSION >= 4 */
