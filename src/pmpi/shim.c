@@ -90,12 +90,11 @@ static pthread_once_t bad_dims_once = PTHREAD_ONCE_INIT;
 static pthread_once_t bad_neighbor_once = PTHREAD_ONCE_INIT;
 static pthread_once_t neighbor_said_once = PTHREAD_ONCE_INIT;
 
-/* auto, combine and cart name schedules still to come: they are accepted
- * now so that job scripts written for them keep working, and run the one
- * schedule that exists (linear). */
+/* The schedule names of the library (src/coll/select.c); the library reads
+ * the same variable and runs the schedule it names. */
 static void config_read_neighbor(void)
 {
-    static const char *const takes[] = {"linear", "auto", "combine", "cart"};
+    static const char *const takes[] = {"linear", "auto", "combine", "cart", "node"};
     const char *v = getenv("MPITOPO_NEIGHBOR");
     if (!v || !*v || strcmp(v, "off") == 0)
         return;
@@ -171,7 +170,7 @@ static void report_bad_neighbor(void)
 static void say_neighbor(void)
 {
     if (config.verbose >= 1)
-        world_root_says("mpitopo: MPI_Neighbor_*: mpitopo's linear schedule (MPITOPO_NEIGHBOR=%s)\n",
+        world_root_says("mpitopo: MPI_Neighbor_*: mpitopo's schedules (MPITOPO_NEIGHBOR=%s)\n",
                         config.neighbor_value);
 }
 
