@@ -6,10 +6,12 @@
  * Topologies (-N):
  *   cart:DIMS:R     periodic Moore neighbourhood of radius R on the grid DIMS
  *                   (8x8, 4x4x4): the (2R+1)^d - 1 offsets in lexicographic
- *                   order, as a dist-graph (MPI_Dist_graph_create_adjacent,
- *                   reorder = 0; MPI Cartesian communicators only give star
- *                   neighbourhoods). Source i is the process at -offset i,
- *                   destination i the one at +offset i.
+ *                   order, as a dist-graph made by mpitopo_cart_stencil_create
+ *                   from a periodic MPI_Cart_create (reorder = 0; MPI
+ *                   Cartesian communicators only give star neighbourhoods),
+ *                   which also carries the grid for the "cart" schedule.
+ *                   Source i is the process at -offset i, destination i the
+ *                   one at +offset i.
  *   star:DIMS       MPI_Cart_create, periodic, reorder = 0 (2d neighbours).
  *   graph:FILE      an mpitopo pattern file (mpitopo_pattern_read), each
  *                   rank's lists from mpitopo_pattern_adjacent.
@@ -49,6 +51,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * SimGrid SMPI (bench/smpi/build.sh defines MPITOPO_SMPI) has no
+ * dist-graph communicators and no neighbourhood collectives: the topology
+ * comes from mpitopo_dist_graph_create_adjacent (a communicator carrying
+ * mpitopo's own lists, see src/mpi/smpi_compat.h), the host MPI's columns
+ * are left out, and the first mpitopo variant (blocking, first schedule of
+ * -s) is the reference the others are checked against.
+ */
+#ifdef MPITOPO_SMPI
+#define NB_HOST_MPI 0
+#define NB_DIST_GRAPH_CREATE_ADJACENT mpitopo_dist_graph_create_adjacent
+#else
+#define NB_HOST_MPI 1
+#define NB_DIST_GRAPH_CREATE_ADJACENT MPI_Dist_graph_create_adjacent
+#endif
+
 #if defined(MPI_VERSION) && MPI_VERSION >= 4
 #define NB_HAVE_MPI_PERSISTENT 1
 #else
@@ -62,10 +80,9 @@
 
 /*
  * The mpitopo schedules the benchmark knows: each selected one (-s) gives
- * its columns. Future schedules (message combining, Cartesian
- * dimension-wise, node-aware) are new rows here; the library will pick them
- * through the info key mpitopo_neighbor (issue 5), which every variant's
- * communicator carries. Unknown names in -s are reported and skipped.
+ * its columns. The library picks them through the info key
+ * mpitopo_neighbor, which every variant's communicator carries. Unknown
+ * names in -s are reported and skipped.
  */
 typedef struct schedule {
     const char *name;
@@ -73,8 +90,10 @@ typedef struct schedule {
 } schedule_t;
 static const schedule_t schedules[] = {
     {"linear", "every message posted at once (the baseline)"},
-    /* {"combine", "message combining over common neighbourhoods"}, */
-    /* {"cart",    "Cartesian dimension-wise forwarding"}, */
+    {"combine", "message combining over common neighbourhoods (thesis ch. 6)"},
+    {"cart", "Cartesian dimension-wise forwarding (cart: topologies)"},
+    {"node", "node-aware aggregation (one message per pair of nodes)"},
+    {"auto", "the library's own choice"},
 };
 #define NSCHEDULES ((int)(sizeof schedules / sizeof schedules[0]))
 #define MAX_VARIANTS 32
@@ -252,46 +271,23 @@ static void die(const char *msg)
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* Periodic Moore neighbourhood of radius r as a dist-graph. */
+/* Periodic Moore neighbourhood of radius r: a periodic Cartesian
+ * communicator (reorder = 0) turned into a stencil communicator, which is a
+ * dist-graph that also carries the grid (what the "cart" schedule needs). */
 static MPI_Comm make_moore(int ndims, const int *dims, int r)
 {
-    int coords[MPITOPO_MAX_DIMS], off[MPITOPO_MAX_DIMS];
-    long n = 1;
+    int periods[MPITOPO_MAX_DIMS];
+    char st[32], msg[600];
+    MPI_Comm cart, c;
     for (int d = 0; d < ndims; d++)
-        n *= 2 * r + 1;
-    n -= 1;
-    int *src = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    int *dst = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    if (!src || !dst)
-        die("out of memory");
-    for (int d = ndims - 1, q = rank; d >= 0; d--)
-        coords[d] = q % dims[d], q /= dims[d];
-    for (int d = 0; d < ndims; d++)
-        off[d] = -r;
-    int k = 0;
-    for (;;) {
-        int zero = 1;
-        for (int d = 0; d < ndims; d++)
-            zero &= off[d] == 0;
-        if (!zero) {
-            int to = 0, from = 0;
-            for (int d = 0; d < ndims; d++) {
-                to = to * dims[d] + ((coords[d] + off[d]) % dims[d] + dims[d]) % dims[d];
-                from = from * dims[d] + ((coords[d] - off[d]) % dims[d] + dims[d]) % dims[d];
-            }
-            dst[k] = to, src[k] = from, k++;
-        }
-        int d = ndims - 1;
-        while (d >= 0 && off[d] == r)
-            off[d--] = -r;
-        if (d < 0)
-            break;
-        off[d]++;
+        periods[d] = 1;
+    MPI_Cart_create(MPI_COMM_WORLD, ndims, (int *)dims, periods, 0, &cart);
+    snprintf(st, sizeof st, "moore:%d", r);
+    if (mpitopo_cart_stencil_create(cart, st, MPI_INFO_NULL, &c) != MPITOPO_SUCCESS) {
+        snprintf(msg, sizeof msg, "mpitopo_cart_stencil_create: %s", mpitopo_last_error());
+        die(msg);
     }
-    MPI_Comm c;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, k, src, MPI_UNWEIGHTED, k, dst, MPI_UNWEIGHTED,
-                                   MPI_INFO_NULL, 0, &c);
-    free(src), free(dst);
+    MPI_Comm_free(&cart);
     return c;
 }
 
@@ -334,7 +330,7 @@ static MPI_Comm make_pattern(const char *what, const char *arg)
                                  &dw))
         die(mpitopo_last_error());
     MPI_Comm c;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, indeg, src, MPI_UNWEIGHTED, outdeg, dst,
+    NB_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, indeg, src, MPI_UNWEIGHTED, outdeg, dst,
                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c);
     mpitopo_free(src), mpitopo_free(sw), mpitopo_free(dst), mpitopo_free(dw);
     mpitopo_pattern_destroy(&p);
@@ -515,7 +511,11 @@ static void check_size(variant_t *vs, int nv, enum op op, bufs_t *b, long size, 
         for (long k = 0; k < size; k++)
             b->send[(size_t)j * size + k] = fill(rank, j, k, size);
     memset(b->recv, 0xEE, rbytes);
-    run_once(&vs[0], op, b, size); /* vs[0] is the host's blocking form */
+    double t0 = run_once(&vs[0], op, b, size); /* vs[0]: the host's blocking form */
+    if (first && !vs[0].host) { /* (under SMPI, an mpitopo variant: time its setup) */
+        MPI_Allreduce(MPI_IN_PLACE, &t0, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        vs[0].first_us = t0 * 1e6;
+    }
     memcpy(b->ref, b->recv, rbytes);
     if (op == OP_ALLGATHER)
         for (int i = 0; i < b->indeg && !bad; i++)
@@ -617,12 +617,17 @@ static int make_variants(variant_t *vs, MPI_Comm topo, const options_t *o, int n
     static const char *const suffix[3] = {"", "-i", "-p"};
     char buf[256], name[64];
     int nv = 0;
-    add_variant(vs, &nv, "mpi", 1, FORM_BLOCKING, topo, NULL, nsizes);
-    add_variant(vs, &nv, "mpi-i", 1, FORM_NONBLOCKING, topo, NULL, nsizes);
-    if (NB_HAVE_MPI_PERSISTENT)
+    if (NB_HOST_MPI)
+        add_variant(vs, &nv, "mpi", 1, FORM_BLOCKING, topo, NULL, nsizes);
+    if (NB_HOST_MPI)
+        add_variant(vs, &nv, "mpi-i", 1, FORM_NONBLOCKING, topo, NULL, nsizes);
+    if (NB_HOST_MPI && NB_HAVE_MPI_PERSISTENT)
         add_variant(vs, &nv, "mpi-p", 1, FORM_PERSISTENT, topo, NULL, nsizes);
     strcpy(buf, o->sched);
-    for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
+    /* strtok_r: under SimGrid SMPI every rank is a thread of one process and
+     * add_variant's MPI call switches ranks, so strtok's hidden state would
+     * be shared between them. */
+    for (char *save = NULL, *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
         int known = 0;
         for (int i = 0; i < NSCHEDULES; i++)
             known |= !strcmp(s, schedules[i].name);
@@ -638,6 +643,8 @@ static int make_variants(variant_t *vs, MPI_Comm topo, const options_t *o, int n
             add_variant(vs, &nv, name, 0, (enum form)f, topo, o->sched_given ? s : NULL, nsizes);
         }
     }
+    if (nv == 0)
+        die("no variant to run (-s names no schedule of this build)");
     return nv;
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Build mpitopo's library sources and bench/halo.c and bench/ring.c with
-# SimGrid's smpicc, so the benchmarks run on a simulated cluster
-# (bench/smpi/run.sh, bench/smpi/ring_run.sh).
+# Build mpitopo's library sources and bench/halo.c, bench/ring.c and
+# bench/neighbor.c with SimGrid's smpicc, so the benchmarks run on a
+# simulated cluster (bench/smpi/run.sh, ring_run.sh, neighbor_run.sh).
 #
-#   bench/smpi/build.sh [OUTDIR]        (default build/smpi; gives OUTDIR/halo, OUTDIR/ring)
+#   bench/smpi/build.sh [OUTDIR]        (default build/smpi; gives OUTDIR/halo, OUTDIR/ring,
+#                                        OUTDIR/neighbor)
 #
 # The library is compiled into the executable (no libmpitopo.so): SMPI
 # privatizes the globals of the executable per simulated rank, so each rank
@@ -59,9 +60,15 @@ done
 for p in "${pids[@]}"; do wait "$p"; done
 # One executable per MPI benchmark, each with the whole library.
 compile "$root/bench/bench_util.c" "$out/obj/bench_util.c.o"
-for prog in halo ring; do
+# bench/neighbor gets the persistent columns when coll.h declares
+# mpitopo_start, as in bench/CMakeLists.txt.
+neighbor_flags=()
+grep -q 'int mpitopo_start(' "$root/include/mpitopo/coll.h" && neighbor_flags=(-DBENCH_HAVE_PERSISTENT=1)
+for prog in halo ring neighbor; do
   [[ -e $root/bench/$prog.c ]] || continue
-  compile "$root/bench/$prog.c" "$out/obj/bench_$prog.c.o"
+  extra=()
+  [[ $prog == neighbor ]] && extra=("${neighbor_flags[@]}")
+  compile "$root/bench/$prog.c" "$out/obj/bench_$prog.c.o" "${extra[@]}"
   smpicc "${flags[@]}" -o "$out/$prog" "$out/obj/bench_$prog.c.o" "$out/obj/bench_util.c.o" "${objs[@]}" \
     "${hwloc_libs[@]}" -lm -lpthread
   echo "built $out/$prog"
