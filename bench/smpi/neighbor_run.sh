@@ -57,7 +57,16 @@ nb_args=("$@")
 platform=$("$root/bench/smpi/platform.sh" "$build/platform" "$hosts" "$cores")
 tag=${hosts}x${cores}
 np=$((hosts * cores))
-smpi_cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/coll-selector:ompi
+# The benchmark's own collectives (barrier before each timing, max over
+# ranks) use fixed algorithms rather than a selector: SMPI's ompi and mvapich2
+# selectors make every new communicator SMP-aware on first use with a ring
+# allgather (size^2 simulated messages per communicator: one message size
+# of one schedule took 4 minutes to simulate at 1024 ranks, 3 s without),
+# and their barrier left a 1024-rank latency 26 us above the message
+# count's 16 us. Recursive doubling releases every rank within one message
+# time.
+smpi_cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/barrier:ompi_recursivedoubling
+          --cfg=smpi/allreduce:rdb --cfg=smpi/bcast:binomial_tree --cfg=smpi/reduce:binomial
           --log=root.thres:warning --log=smpi_pmpi.thres:error)
 ((factors)) && smpi_cfg+=(--cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1)
 [[ $overhead != 0 ]] && smpi_cfg+=(--cfg=smpi/os:0:$overhead:0 --cfg=smpi/ois:0:$overhead:0 --cfg=smpi/or:0:$overhead:0)

@@ -343,6 +343,10 @@ int mpitopo__combine_pairs(const mpitopo__nbr_t *n);
  * fit). */
 int mpitopo__combine_usable(const mpitopo__nbr_t *n);
 
+/* Whether n's pattern is expected to beat the linear schedule on small
+ * blocks (the rule of auto; the same answer on every process). */
+int mpitopo__combine_pays(const mpitopo__nbr_t *n);
+
 /*
  * The combining schedule of allgather (send side SIDE_SAME, receive side
  * SIDE_BLOCK), alltoall (both SIDE_BLOCK), allgatherv (SIDE_SAME,

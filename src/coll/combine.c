@@ -201,6 +201,26 @@ static int in_recvs(const struct mpitopo__comb *c, int s)
     return 0;
 }
 
+void mpitopo__combine_messages(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
+                               int *combined, int *linear)
+{
+    int comb = c->nrecv, lin = 0;
+    for (int i = 0; i < c->nsteps; i++)
+        comb += 2 + c->steps[i].on_hi - c->steps[i].on_lo; /* swap both ways, combined sends */
+    for (int i = 0; i < n->indegree; i++) {
+        int s = n->sources[i];
+        lin += s != MPI_PROC_NULL;
+        comb += s != MPI_PROC_NULL && (s == me || !in_recvs(c, s));
+    }
+    for (int d = 0; d < n->outdegree; d++) {
+        int q = n->destinations[d];
+        lin += q != MPI_PROC_NULL;
+        comb += q != MPI_PROC_NULL && (q == me || !in_steps(c, q));
+    }
+    *combined = comb;
+    *linear = lin;
+}
+
 /* The direct round: every edge that combining does not carry (self
  * edges included), user buffers in place. */
 static void direct_round(builder_t *b, int send_comb, int recv_comb)
@@ -627,6 +647,22 @@ int mpitopo__combine_supports(mpitopo__opkind_t op)
 int mpitopo__combine_usable(const mpitopo__nbr_t *n)
 {
     return n->comb && 2 * n->comb->rounds + 1 <= 32766 - 2 * n->outdegree;
+}
+
+/*
+ * The rule of auto. A small message costs about the same CPU time to send
+ * or receive as it takes to cross the network (LogGP: o and L of the same
+ * order), so an operation's latency is about the busiest process's
+ * messages plus one network latency per round: linear has one round,
+ * combining 2R + 1. Combining pays when that sum is smaller; it needs
+ * neighbourhoods that overlap a lot (3-D Moore), and loses on sparse
+ * random graphs and 2-D Moore radius 1, where few messages are saved and
+ * the rounds cost more (bench/RESULTS.md section 8).
+ */
+int mpitopo__combine_pays(const mpitopo__nbr_t *n)
+{
+    const struct mpitopo__comb *c = n->comb;
+    return c && c->max_combined + 2 * c->rounds + 1 < c->max_linear + 1;
 }
 
 /* Upper bounds: a pack and a move per edge and step, messages per edge,

@@ -28,6 +28,16 @@ struct mpitopo__comb {
     int nrecv;
     mpitopo__comb_recv_t *recvs; /* ascending t */
     int rounds;                  /* largest round of any process */
+    /* Messages (sends and receives) of the busiest process, with both
+     * sides combined and under the linear schedule: what auto weighs
+     * (mpitopo__combine_pays). */
+    int max_combined, max_linear;
 };
+
+/* Messages (sends plus receives) that the calling process, rank me, sends
+ * and receives in one operation with both sides combined (*combined) and
+ * under the linear schedule (*linear), from the pattern c of n. */
+void mpitopo__combine_messages(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
+                               int *combined, int *linear);
 
 #endif

@@ -458,12 +458,20 @@ static int compute(pat_t *p, const mpitopo__nbr_t *n)
         p->fw = mpitopo__malloc_array(m, sizeof(int));
         rc = p->frank && p->fw ? find_friends(p) : MPI_ERR_NO_MEM;
     }
-    int rounds = 0;
+    int v[3] = {0, 0, 0}, all[3];
     if (rc == MPI_SUCCESS)
-        rc = run_protocol(p, &rounds);
-    /* Tags of a combining schedule depend on the largest round anywhere. */
+        rc = run_protocol(p, &v[0]);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allreduce(&rounds, &p->c->rounds, 1, MPI_INT, MPI_MAX, p->comm);
+        mpitopo__combine_messages(n, p->c, p->me, &v[1], &v[2]);
+    /* Tags of a combining schedule depend on the largest round anywhere;
+     * auto weighs the busiest process's messages. */
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(v, all, 3, MPI_INT, MPI_MAX, p->comm);
+    if (rc == MPI_SUCCESS) {
+        p->c->rounds = all[0];
+        p->c->max_combined = all[1];
+        p->c->max_linear = all[2];
+    }
     return rc;
 }
 
@@ -488,6 +496,12 @@ int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
     n->comb = p.c;
     mpitopo__log(2, "combine: rank %d pairs %d times, receives %d combined messages, %d rounds",
                  p.me, p.c->nsteps, p.c->nrecv, p.c->rounds);
+    if (p.me == 0)
+        mpitopo__log(1,
+                     "combine: busiest process %d messages combined in %d rounds, %d linear: "
+                     "auto %s",
+                     p.c->max_combined, 2 * p.c->rounds + 1, p.c->max_linear,
+                     mpitopo__combine_pays(n) ? "combines" : "stays linear");
     return MPITOPO_SUCCESS;
 }
 

@@ -353,11 +353,12 @@ static int side_bytes(const side_t *s, long long *bytes)
  *     communicators have star neighbourhoods: nothing to forward.
  *   combine: graph and dist-graph communicators (not Cartesian ones: 2d
  *     neighbours, no two processes share the 4 out-neighbours that make
- *     combining pay), all five operations; auto combines each side only
- *     for blocks of at most MPITOPO__COMBINE_AUTO_BYTES (the thesis's
- *     gain is for small messages; the pattern itself pairs only processes
- *     with enough common neighbours), and the v and w forms always, both
- *     sides (mpitopo__combine_build).
+ *     combining pay), all five operations; auto combines only where the
+ *     pattern saves enough messages to pay for its rounds
+ *     (mpitopo__combine_pays), then each side only for blocks of at most
+ *     MPITOPO__COMBINE_AUTO_BYTES (the thesis's gain is for small
+ *     messages), and the v and w forms whatever their sizes, both sides
+ *     (mpitopo__combine_build).
  *   Anything else, or a schedule that does not apply: linear.
  * Every process must choose alike: the inputs are the communicator (the
  * same everywhere), the request and block sizes (equal at both ends of
@@ -402,6 +403,8 @@ static int choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
     if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n))
         return rc;
     int forced = req == MPITOPO__SCHED_COMBINE;
+    if (!forced && !mpitopo__combine_pays(n))
+        return MPITOPO_SUCCESS;
     c->send_comb = forced || sb <= MPITOPO__COMBINE_AUTO_BYTES;
     c->recv_comb = forced || rb <= MPITOPO__COMBINE_AUTO_BYTES;
     if (c->send_comb || c->recv_comb)
