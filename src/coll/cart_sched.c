@@ -25,10 +25,16 @@
  *
  * Every message is packed: a process packs its own blocks (MPI_Pack) and
  * moves received ones into the message of the next round, then unpacks
- * what arrived for itself after the last round. Block sizes are those of
- * the two sides (equal at both ends, as MPI requires), so the schedule
- * covers allgather and alltoall; the v and w forms run linear (an
- * intermediate process would need the counts of blocks it only forwards).
+ * what arrived for itself after the last round. For allgather and
+ * alltoall block sizes are those of the two sides (equal at both ends, as
+ * MPI requires), so the whole layout is fixed when the schedule is built.
+ * allgatherv, alltoallv and alltoallw move the same blocks in the same
+ * messages (allgatherv one per origin, as allgather), but a process
+ * forwarding a block does not know its size (the origin's counts and
+ * types): their messages carry a header of block sizes, are received at
+ * whatever size they have (MPITOPO__OP_RECV_ANY) and assembled by a
+ * runtime step once the previous round's data is in, as message combining
+ * does; see "The v and w forms" below.
  *
  * The schedule needs every offset to reach a distinct process: periodic
  * dimensions of at least 2R + 1 processes (shorter ones fold two offsets
@@ -376,8 +382,8 @@ int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info inf
 
 int mpitopo__cart_applies(const mpitopo__nbr_t *n, mpitopo__opkind_t op)
 {
-    return n->stencil && n->stencil->distinct &&
-           (op == MPITOPO__OPK_ALLGATHER || op == MPITOPO__OPK_ALLTOALL);
+    return n->stencil && n->stencil->distinct && op >= MPITOPO__OPK_ALLGATHER &&
+           op < MPITOPO__OPK_COUNT;
 }
 
 /* Messages per process: 2R per dimension against one per offset. */
@@ -398,6 +404,11 @@ typedef struct builder {
     MPI_Aint off;     /* temporary buffer used so far */
     MPI_Aint *loc;    /* k: where the block for offset j is held, -1: user buffer */
     int *mark;        /* k: scratch */
+    /* The v and w forms only: */
+    struct vctx *v;   /* the request's runtime state (req->ctx) */
+    struct vwhere *vloc; /* k: where the block for offset j is held */
+    int *sbv, *rbv;   /* bytes of every send and receive slot */
+    int nbufs;        /* growable buffers used so far */
 } builder_t;
 
 static void add(builder_t *b, mpitopo__op_t o)
@@ -471,20 +482,23 @@ typedef struct recv_ctx {
     int k;
 } recv_ctx_t;
 
+/* Whether offset i is served by the block of offset j after round k
+ * (alltoall: i == j; allgather: o_i and o_j agree on o[0..k]). */
+static int served(const builder_t *b, int j, int i, int k)
+{
+    int d = b->s->ndims;
+    if (b->alltoall || i == j)
+        return i == j;
+    return !memcmp(b->s->off + (size_t)i * d, b->s->off + (size_t)j * d,
+                   sizeof(int) * (size_t)(k + 1));
+}
+
 static void recv_item(builder_t *b, int j, int pos, void *ctx)
 {
     const recv_ctx_t *c = ctx;
-    const struct mpitopo__stencil *s = b->s;
-    int d = s->ndims;
-    MPI_Aint at = c->at + (MPI_Aint)pos * b->rb;
-    if (b->alltoall) {
-        b->loc[j] = at;
-        return;
-    }
-    const int *o = s->off + (size_t)j * d;
-    for (int i = j; i < s->k; i++)
-        if (!memcmp(s->off + (size_t)i * d, o, sizeof(int) * (size_t)(c->k + 1)))
-            b->loc[i] = at;
+    for (int i = j; i < b->s->k; i++)
+        if (served(b, j, i, c->k))
+            b->loc[i] = c->at + (MPI_Aint)pos * b->rb;
 }
 
 static void count_item(builder_t *b, int j, int pos, void *ctx)
@@ -572,8 +586,416 @@ static int block_bytes(const side_t *side, int *bytes, const char *func)
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
-                        mpitopo_request_t *out, const char *func)
+/* ---- The v and w forms ----
+ *
+ * The same messages as allgather and alltoall, with the same blocks in the
+ * same order, but a block's size is its origin's (sendcounts and
+ * sendtypes), which a process forwarding it does not know. So a message
+ * is a header of one int per block (its packed size, in the order both
+ * ends enumerate the blocks) followed by the blocks, packed, back to back.
+ *
+ * Round 0 first packs our own blocks into tmp (their sizes are ours).
+ * Every round k then starts with a runtime step (vstep) that parses the
+ * messages of round k - 1 (received at whatever size they had, with
+ * MPITOPO__OP_RECV_ANY), assembles round k's messages in a growable buffer
+ * from our blocks and the parts of earlier messages, and sets the sizes
+ * of their sends. The step of the last round checks every block against
+ * the receive slot it lands in (MPI_ERR_TRUNCATE naming the slot and its
+ * source otherwise) before any unpack runs, then aims the unpacks at it.
+ * Forwarding processes check only that a header describes its message, so
+ * counts that disagree fail at the final receivers, after every message
+ * has moved: no process is left waiting for a message that never comes.
+ */
+
+/* Where a block is held: part `part` of received message `in`, or (in <
+ * 0) our own block of send slot `part`, packed in tmp. */
+typedef struct vwhere {
+    int in;
+    int part;
+} vwhere_t;
+
+typedef struct vout {
+    int send;     /* op of the message */
+    int first, n; /* its blocks: ctx->parts[first .. first + n) */
+} vout_t;
+
+typedef struct vin {
+    int buf;      /* growable buffer it is received into */
+    int peer, round, nparts;
+    int offs;     /* ctx->offs[offs .. offs + nparts]: part bounds once parsed */
+} vin_t;
+
+typedef struct vunp {
+    int op, slot; /* the unpack and its receive slot */
+    vwhere_t at;
+} vunp_t;
+
+typedef struct vctx {
+    const char *func, *count_name;
+    int ndims;
+    MPI_Aint *own_off; /* by send slot: our block in tmp */
+    int *own_bytes;
+    vwhere_t *parts;
+    int nparts;
+    vout_t *out;
+    int nout;
+    vin_t *in;
+    int nin;
+    MPI_Aint *offs;
+    int noffs;
+    vunp_t *unp;
+    int nunp;
+    int *out_start, *in_start; /* ndims + 1: round k has out[out_start[k] ..
+                                  out_start[k + 1]), likewise in */
+    int *obuf;                 /* ndims: growable buffer of round k's messages */
+} vctx_t;
+
+static void vctx_free(void *p)
+{
+    vctx_t *v = p;
+    if (!v)
+        return;
+    mpitopo__free(v->own_off);
+    mpitopo__free(v->own_bytes);
+    mpitopo__free(v->parts);
+    mpitopo__free(v->out);
+    mpitopo__free(v->in);
+    mpitopo__free(v->offs);
+    mpitopo__free(v->unp);
+    mpitopo__free(v->out_start);
+    mpitopo__free(v);
+}
+
+/* Bounds: a round sends and receives each offset's block at most once
+ * and at most 2R messages each way. */
+static vctx_t *vctx_new(const struct mpitopo__stencil *s, int outdeg, const char *func,
+                        const char *count_name)
+{
+    vctx_t *v = mpitopo__calloc(1, sizeof *v);
+    if (!v)
+        return NULL;
+    size_t d = (size_t)s->ndims, items = d * (size_t)s->k + 1, msgs = d * 2 * s->radius + 1;
+    v->func = func;
+    v->count_name = count_name;
+    v->ndims = s->ndims;
+    v->own_off = mpitopo__malloc_array((size_t)outdeg + 1, sizeof *v->own_off);
+    v->own_bytes = mpitopo__malloc_array((size_t)outdeg + 1, sizeof *v->own_bytes);
+    v->parts = mpitopo__malloc_array(items, sizeof *v->parts);
+    v->out = mpitopo__malloc_array(msgs, sizeof *v->out);
+    v->in = mpitopo__malloc_array(msgs, sizeof *v->in);
+    v->offs = mpitopo__malloc_array(items + msgs, sizeof *v->offs);
+    v->unp = mpitopo__malloc_array((size_t)s->k + 1, sizeof *v->unp);
+    v->out_start = mpitopo__calloc(3 * d + 3, sizeof(int));
+    if (!v->own_off || !v->own_bytes || !v->parts || !v->out || !v->in || !v->offs || !v->unp ||
+        !v->out_start) {
+        vctx_free(v);
+        return NULL;
+    }
+    v->in_start = v->out_start + d + 1;
+    v->obuf = v->in_start + d + 1;
+    return v;
+}
+
+/*
+ * Part bounds of a received message of nparts parts (a header of nparts
+ * int sizes, then the parts): offs[j] .. offs[j + 1] is part j. 0 when
+ * the header does not describe the message exactly.
+ */
+static int parse_parts(const mpitopo__rbuf_t *m, int nparts, MPI_Aint *offs)
+{
+    size_t at = (size_t)nparts * sizeof(int);
+    if (m->len < at)
+        return 0;
+    for (int j = 0; j < nparts; j++) {
+        int sz;
+        memcpy(&sz, m->p + (size_t)j * sizeof(int), sizeof sz);
+        if (sz < 0 || (size_t)sz > m->len - at)
+            return 0;
+        offs[j] = (MPI_Aint)at;
+        at += (size_t)sz;
+    }
+    offs[nparts] = (MPI_Aint)at;
+    return at == m->len;
+}
+
+/* Where block w is held, and its bytes (its message must be parsed). */
+static char *vpart(mpitopo_request_t r, const vctx_t *v, vwhere_t w, int *bytes)
+{
+    if (w.in < 0) {
+        *bytes = v->own_bytes[w.part];
+        return r->tmp + v->own_off[w.part];
+    }
+    const vin_t *e = &v->in[w.in];
+    const MPI_Aint *o = v->offs + e->offs + w.part;
+    *bytes = (int)(o[1] - o[0]);
+    return r->bufs[e->buf - 1].p + o[0];
+}
+
+/* Round k's messages into growable buffer obuf[k]: sizes, then blocks. */
+static int vassemble(mpitopo_request_t r, vctx_t *v, int k)
+{
+    long long total = 0;
+    int bytes;
+    if (v->obuf[k] == 0) /* nothing to send this round */
+        return MPITOPO_SUCCESS;
+    for (int i = v->out_start[k]; i < v->out_start[k + 1]; i++) {
+        total += (long long)v->out[i].n * (long long)sizeof(int);
+        for (int p = 0; p < v->out[i].n; p++) {
+            vpart(r, v, v->parts[v->out[i].first + p], &bytes);
+            total += bytes;
+        }
+    }
+    mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, v->obuf[k], (size_t)total)
+                                          : NULL;
+    if (!o)
+        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, v->func,
+                                 "cannot forward %lld bytes in round %d (use the linear "
+                                 "schedule)",
+                                 total, k);
+    size_t at = 0;
+    for (int i = v->out_start[k]; i < v->out_start[k + 1]; i++) {
+        const vout_t *m = &v->out[i];
+        char *h = o->p + at, *d = h + (size_t)m->n * sizeof(int);
+        for (int p = 0; p < m->n; p++) {
+            const char *src = vpart(r, v, v->parts[m->first + p], &bytes);
+            memcpy(h + (size_t)p * sizeof(int), &bytes, sizeof bytes);
+            memcpy(d, src, (size_t)bytes);
+            d += bytes;
+        }
+        mpitopo__op_t *send = &r->ops[m->send];
+        send->buf_id = v->obuf[k];
+        send->tmp_off = (MPI_Aint)at;
+        send->count = (int)(d - (o->p + at));
+        at += (size_t)send->count;
+    }
+    o->len = at;
+    return MPITOPO_SUCCESS;
+}
+
+/* The last round: check every block against its receive slot, then aim
+ * the unpacks at it. */
+static int vfinish(mpitopo_request_t r, vctx_t *v)
+{
+    for (int i = 0; i < v->nunp; i++) {
+        const vunp_t *u = &v->unp[i];
+        mpitopo__op_t *op = &r->ops[u->op];
+        const vin_t *e = &v->in[u->at.in];
+        int got;
+        char *p = vpart(r, v, u->at, &got);
+        int from = r->nbr->sources[u->slot];
+        char via[48] = "";
+        if (got != op->tmp_bytes && e->peer != from)
+            snprintf(via, sizeof via, " (forwarded by rank %d)", e->peer);
+        if (got != op->tmp_bytes)
+            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+                                     "receive block %d: %d bytes arrived from rank %d%s, but "
+                                     "%s[%d] = %d elements hold %d bytes",
+                                     u->slot, got, from, via, v->count_name, u->slot, op->count,
+                                     op->tmp_bytes);
+        op->buf_id = e->buf;
+        op->tmp_off = p - r->bufs[e->buf - 1].p;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* Runtime step of round k (k = ndims: the unpacks). */
+static int vstep(mpitopo_request_t r, int k)
+{
+    vctx_t *v = r->ctx;
+    for (int i = k > 0 ? v->in_start[k - 1] : 0; i < v->in_start[k]; i++) {
+        const vin_t *e = &v->in[i];
+        const mpitopo__rbuf_t *m = &r->bufs[e->buf - 1];
+        if (!parse_parts(m, e->nparts, v->offs + e->offs))
+            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+                                     "the %zu-byte message from rank %d (round %d) does not "
+                                     "hold the %d blocks expected",
+                                     m->len, e->peer, e->round, e->nparts);
+    }
+    return k == v->ndims ? vfinish(r, v) : vassemble(r, v, k);
+}
+
+/* Sender side: block j goes next into the message being listed. */
+static void vsend_item(builder_t *b, int j, int pos, void *ctx)
+{
+    (void)pos;
+    (void)ctx;
+    struct vwhere w = b->vloc[j];
+    if (w.in < 0)
+        w.part = b->alltoall ? b->s->out_slot[j] : 0;
+    b->v->parts[b->v->nparts++] = w;
+}
+
+/* Receiver side: block j (and the offsets it serves) is part pos of the
+ * message being listed. */
+static void vrecv_item(builder_t *b, int j, int pos, void *ctx)
+{
+    const int *c = ctx; /* {received message, round} */
+    for (int i = j; i < b->s->k; i++)
+        if (served(b, j, i, c[1]))
+            b->vloc[i] = (vwhere_t){c[0], pos};
+}
+
+/* Round k: its runtime step, the sends, the receives. */
+static void vround(builder_t *b, int k)
+{
+    const struct mpitopo__stencil *s = b->s;
+    vctx_t *v = b->v;
+    int d = s->ndims, r = s->radius, peer[MPITOPO_MAX_DIMS], tag = b->base + k;
+    add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = vstep, .arg = k});
+    for (int delta = -r; delta <= r; delta++) {
+        memcpy(peer, s->coords, sizeof(int) * (size_t)d);
+        peer[k] += delta;
+        if (delta == 0 || !on_grid(s, peer))
+            continue;
+        int first = v->nparts, m = items(b, s->coords, k, delta, vsend_item, NULL);
+        if (m == 0)
+            continue;
+        v->out[v->nout++] = (vout_t){.send = b->nops, .first = first, .n = m};
+        add(b, (mpitopo__op_t){.type = MPI_BYTE, .peer = rank_of(s, peer), .tag = tag,
+                               .kind = MPITOPO__OP_SEND, .in_tmp = 1});
+    }
+    v->out_start[k + 1] = v->nout;
+    v->obuf[k] = v->nout > v->out_start[k] ? ++b->nbufs : 0;
+    for (int delta = -r; delta <= r; delta++) {
+        memcpy(peer, s->coords, sizeof(int) * (size_t)d);
+        peer[k] -= delta;
+        if (delta == 0 || !on_grid(s, peer))
+            continue;
+        int m = items(b, peer, k, delta, count_item, NULL), c[2] = {v->nin, k};
+        if (m == 0)
+            continue;
+        vin_t *e = &v->in[v->nin++];
+        *e = (vin_t){.buf = ++b->nbufs, .peer = rank_of(s, peer), .round = k, .nparts = m,
+                     .offs = v->noffs};
+        v->noffs += m + 1;
+        items(b, peer, k, delta, vrecv_item, c);
+        add(b, (mpitopo__op_t){.type = MPI_BYTE, .peer = e->peer, .tag = tag,
+                               .kind = MPITOPO__OP_RECV_ANY, .buf_id = e->buf});
+    }
+    v->in_start[k + 1] = v->nin;
+    b->r->round_start[++b->round] = b->nops;
+}
+
+/* Round 0 begins with our own blocks, packed once into tmp. */
+static void vown(builder_t *b, int slots)
+{
+    for (int i = 0; i < slots; i++) {
+        b->v->own_off[i] = b->off;
+        b->v->own_bytes[i] = b->sbv[i];
+        add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, i),
+                               .count = mpitopo__slot_count(b->send, i),
+                               .type = mpitopo__slot_type(b->send, i),
+                               .kind = MPITOPO__OP_PACK, .tmp_off = b->off,
+                               .tmp_bytes = b->sbv[i]});
+        b->off += b->sbv[i];
+    }
+}
+
+/* The last round: the runtime step, then an unpack per receive slot. */
+static void vunpacks(builder_t *b)
+{
+    const struct mpitopo__stencil *s = b->s;
+    vctx_t *v = b->v;
+    add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = vstep,
+                           .arg = s->ndims});
+    for (int j = 0; j < s->k; j++) {
+        int i = s->in_slot[j];
+        if (i < 0)
+            continue;
+        v->unp[v->nunp++] = (vunp_t){.op = b->nops, .slot = i, .at = b->vloc[j]};
+        add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+                               .count = mpitopo__slot_count(b->recv, i),
+                               .type = mpitopo__slot_type(b->recv, i),
+                               .kind = MPITOPO__OP_UNPACK, .tmp_bytes = b->rbv[i]});
+    }
+    b->r->round_start[++b->round] = b->nops;
+}
+
+/* Bytes of every slot of side s (degree slots; SIDE_SAME: one), and
+ * their total, which must fit an int: a message may carry them all. */
+static int vslot_bytes(const side_t *s, int degree, int *bytes, const char *func)
+{
+    long long total = 0;
+    int slots = s->mode == SIDE_SAME ? (degree > 0 ? 1 : 0) : degree;
+    for (int i = 0; i < slots; i++) {
+        int size, rc = PMPI_Type_size(mpitopo__slot_type(s, i), &size);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result(func, rc);
+        bytes[i] = 0;
+        total += (long long)size * mpitopo__slot_count(s, i);
+        if (total > INT_MAX / 2)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+                                     "%s of %lld bytes in all are too large to forward (use "
+                                     "the linear schedule)",
+                                     s->count_name, total);
+        bytes[i] = size * mpitopo__slot_count(s, i);
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* Steps: our packs, per round a runtime step and 2R messages each way,
+ * then a runtime step and an unpack per receive slot. */
+static int vfill(builder_t *b, const mpitopo__nbr_t *n, const char *func)
+{
+    const struct mpitopo__stencil *s = b->s;
+    int rc = vslot_bytes(b->send, n->outdegree, b->sbv, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = vslot_bytes(b->recv, n->indegree, b->rbv, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    b->v = vctx_new(s, n->outdegree, func, b->recv->count_name);
+    if (!b->v)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a schedule state");
+    b->r->ctx = b->v;
+    b->r->ctx_free = vctx_free;
+    for (int j = 0; j < s->k; j++)
+        b->vloc[j] = (vwhere_t){-1, 0};
+    b->r->round_start[0] = 0;
+    vown(b, b->alltoall ? n->outdegree : (n->outdegree > 0 ? 1 : 0));
+    for (int k = 0; k < s->ndims; k++)
+        vround(b, k);
+    vunpacks(b);
+    b->r->nops = b->nops;
+    b->r->nrounds = b->round;
+    rc = mpitopo__request_bufs(b->r, b->nbufs);
+    return rc == MPITOPO_SUCCESS ? mpitopo__request_alloc_tmp(b->r, (size_t)b->off) : rc;
+}
+
+static int vbuild(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
+                  mpitopo_request_t *out, const char *func)
+{
+    const struct mpitopo__stencil *s = n->stencil;
+    builder_t b = {.s = s, .send = send, .recv = recv, .alltoall = send->mode != SIDE_SAME};
+    int rc = mpitopo__nbr_tags(n, s->ndims > 0 ? s->ndims : 1, &b.base, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    long long nops = (long long)s->ndims * (4LL * s->radius + 1) + 2LL * s->k + 3;
+    if (nops > INT_MAX)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "schedule too large");
+    b.vloc = mpitopo__malloc_array((size_t)s->k + 1, sizeof *b.vloc);
+    b.mark = mpitopo__malloc_array((size_t)s->k + 1, sizeof *b.mark);
+    b.sbv = mpitopo__malloc_array((size_t)n->outdegree + n->indegree + 1, sizeof(int));
+    b.r = b.vloc && b.mark && b.sbv ? mpitopo__request_new(n, (int)nops, s->ndims + 1) : NULL;
+    if (b.r) {
+        b.rbv = b.sbv + n->outdegree;
+        rc = vfill(&b, n, func);
+    } else {
+        rc = mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
+    }
+    mpitopo__free(b.vloc);
+    mpitopo__free(b.mark);
+    mpitopo__free(b.sbv);
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(b.r);
+        return rc;
+    }
+    *out = b.r;
+    return MPITOPO_SUCCESS;
+}
+
+/* allgather and alltoall: every block size known, the layout fixed. */
+static int fixed_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
+                       mpitopo_request_t *out, const char *func)
 {
     const struct mpitopo__stencil *s = n->stencil;
     builder_t b = {.s = s, .send = send, .recv = recv, .alltoall = send->mode == SIDE_BLOCK};
@@ -613,4 +1035,13 @@ int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *rec
     }
     *out = b.r;
     return MPITOPO_SUCCESS;
+}
+
+int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
+                        mpitopo_request_t *out, const char *func)
+{
+    if (send->mode == SIDE_V || send->mode == SIDE_W || recv->mode == SIDE_V ||
+        recv->mode == SIDE_W)
+        return vbuild(n, send, recv, out, func);
+    return fixed_build(n, send, recv, out, func);
 }

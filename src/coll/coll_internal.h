@@ -387,7 +387,7 @@ int mpitopo__coll_sends(MPI_Comm comm, long long *sends);
 
 /* ---- Node-aware aggregation (node.c) ---- */
 
-/* Whether the node schedule has a schedule for op (allgather, alltoall). */
+/* Whether the node schedule has a schedule for op (all five). */
 int mpitopo__node_supports(mpitopo__opkind_t op);
 
 /*
@@ -397,8 +397,10 @@ int mpitopo__node_supports(mpitopo__opkind_t op);
  */
 int mpitopo__node_prepare(mpitopo__nbr_t *n, const char *func);
 
-/* The node schedule of allgather (send side SIDE_SAME) or alltoall (both
- * SIDE_BLOCK) on n's plan, not started. */
+/* The node schedule of allgather (send side SIDE_SAME, receive side
+ * SIDE_BLOCK), alltoall (both SIDE_BLOCK), allgatherv (SIDE_SAME, SIDE_V),
+ * alltoallv or alltoallw on n's plan, not started. The v and w forms
+ * carry part sizes in their messages (no equal block sizes needed). */
 int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
                         mpitopo_request_t *out, const char *func);
 

@@ -347,9 +347,10 @@ static int side_bytes(const side_t *s, long long *bytes)
 /*
  * The schedule rule.
  *   cart: on a communicator made by mpitopo_cart_stencil_create whose
- *     stencil maps to distinct processes (mpitopo__cart_applies); auto
- *     takes it for blocks of at most MPITOPO__COMBINE_AUTO_BYTES when it
- *     sends fewer messages (Moore, not star). Plain Cartesian
+ *     stencil maps to distinct processes (mpitopo__cart_applies), all
+ *     five operations; auto takes it when it sends fewer messages (Moore,
+ *     not star), for blocks of at most MPITOPO__COMBINE_AUTO_BYTES and
+ *     for the v and w forms whatever their sizes. Plain Cartesian
  *     communicators have star neighbourhoods: nothing to forward.
  *   combine: graph and dist-graph communicators (not Cartesian ones: 2d
  *     neighbours, no two processes share the 4 out-neighbours that make
@@ -368,22 +369,25 @@ static int choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
                   const side_t *send, const side_t *recv, choice_t *c, const char *func)
 {
     *c = (choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
+    /* Block sizes of allgather and alltoall only. The v and w forms have
+     * none that every process shares (allgatherv's one send block differs
+     * from process to process, so deciding on it would split the
+     * processes between schedules): auto treats them as small. */
     long long sb = 0, rb = 0;
     int rc = MPI_SUCCESS;
-    if (send->mode == SIDE_SAME || send->mode == SIDE_BLOCK)
+    if (op == MPITOPO__OPK_ALLGATHER || op == MPITOPO__OPK_ALLTOALL) {
         rc = side_bytes(send, &sb);
-    if (rc == MPI_SUCCESS && (recv->mode == SIDE_SAME || recv->mode == SIDE_BLOCK))
-        rc = side_bytes(recv, &rb);
+        if (rc == MPI_SUCCESS)
+            rc = side_bytes(recv, &rb);
+    }
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
-    /* The v and w forms have no single block size: auto treats them as
-     * small (their counts are not known to agree across processes). */
     int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
     /* node: only when asked for (auto never takes it: not measured to
-     * pay yet), for allgather and alltoall; the plan is made on first use,
-     * collectively (node.c). It needs one block size everywhere: where
-     * send and receive blocks differ, linear lets MPI report the
-     * mismatch. */
+     * pay yet); the plan is made on first use, collectively (node.c).
+     * Allgather and alltoall need one block size everywhere: where send
+     * and receive blocks differ, linear lets MPI report the mismatch (the
+     * v and w forms carry their sizes: no such limit). */
     if (req == MPITOPO__SCHED_NODE && mpitopo__node_supports(op) && sb == rb) {
         rc = mpitopo__node_prepare(n, func);
         if (rc == MPITOPO_SUCCESS)

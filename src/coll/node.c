@@ -37,15 +37,21 @@
  * O(degree) per process, O(edges leaving or entering the node + node size)
  * at leaders; no O(P) array anywhere.
  *
- * Limits: every process must pass the same block size in bytes (count x
- * type size), processes without neighbours too: a leader forwards its
- * members' blocks at its own block size (a process whose send and receive
- * blocks differ runs linear: linear.c). An MPI error in a leader's round
- * stops it, and its members then wait for a scatter that never comes.
- * Data travels packed as MPI_BYTE (a homogeneous MPI, as combining
- * assumes). The v and w forms have no schedule here (their sizes differ
- * per edge and the leader cannot know them without a per-call exchange):
- * they run linear.
+ * Allgatherv, alltoallv and alltoallw run the same plan with messages of
+ * [part sizes | parts] (see "The v and w forms" below): a leader forwards
+ * blocks whose sizes it does not know, and the final receiver checks them.
+ *
+ * Limits: allgather and alltoall need the same block size in bytes (count
+ * x type size) on every process, processes without neighbours too: a
+ * leader forwards its members' blocks at its own block size (a process
+ * whose send and receive blocks differ runs linear: linear.c). The v and
+ * w forms have no such limit. An MPI error in a leader's round stops it,
+ * and its members then wait for a scatter that never comes. Wrong v/w
+ * counts on edges between nodes are no such error (leaders forward
+ * without judging sizes; the final receiver fails, after its last
+ * message); too small a receive count on a leader's own edge inside its
+ * node is (MPI fails the direct receive in round 0). Data travels packed
+ * as MPI_BYTE (a homogeneous MPI, as combining assumes).
  */
 #include "coll/coll_internal.h"
 
@@ -117,7 +123,7 @@ void mpitopo__node_free(struct mpitopo__node *p)
 
 int mpitopo__node_supports(mpitopo__opkind_t op)
 {
-    return op == MPITOPO__OPK_ALLGATHER || op == MPITOPO__OPK_ALLTOALL;
+    return op >= MPITOPO__OPK_ALLGATHER && op < MPITOPO__OPK_COUNT;
 }
 
 int mpitopo__node_count(const mpitopo__nbr_t *n)
@@ -604,6 +610,29 @@ static int make_layout(const mpitopo__nbr_t *n, layout_t *L, const char *func)
     return MPITOPO_SUCCESS;
 }
 
+/* My node's edges, user buffers in place, as the linear schedule sends
+ * them (round 0 of every form). */
+static void direct(builder_t *b, const layout_t *L)
+{
+    const mpitopo__nbr_t *n = b->n;
+    const struct mpitopo__node *p = n->node;
+    for (int i = 0; i < n->indegree; i++)
+        if (n->sources[i] != MPI_PROC_NULL && p->in_pos[KA2A][i] < 0)
+            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+                                   .count = mpitopo__slot_count(b->recv, i),
+                                   .type = mpitopo__slot_type(b->recv, i), .peer = n->sources[i],
+                                   .tag = L->base + mpitopo__nbr_recv_tag(n, i),
+                                   .kind = MPITOPO__OP_RECV});
+    for (int d = 0; d < n->outdegree; d++)
+        if (n->destinations[d] != MPI_PROC_NULL && p->out_pos[KA2A][d] < 0)
+            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, d),
+                                   .count = mpitopo__slot_count(b->send, d),
+                                   .type = mpitopo__slot_type(b->send, d),
+                                   .peer = n->destinations[d],
+                                   .tag = L->base + mpitopo__nbr_send_tag(n, d),
+                                   .kind = MPITOPO__OP_SEND});
+}
+
 /* Round 0: my blocks for other nodes to the leader, my node's edges
  * direct, the leader's receives from its members. */
 static void round0(builder_t *b, const layout_t *L)
@@ -627,21 +656,7 @@ static void round0(builder_t *b, const layout_t *L)
     for (int j = 0; j < l->nmem; j++)
         add_msg(b, MPITOPO__OP_RECV, (MPI_Aint)l->mem_off[j] * L->sb,
                 (long long)l->mem_cnt[j] * L->sb, l->mem_rank[j], L->t1);
-    for (int i = 0; i < n->indegree; i++)
-        if (n->sources[i] != MPI_PROC_NULL && p->in_pos[KA2A][i] < 0)
-            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
-                                   .count = mpitopo__slot_count(b->recv, i),
-                                   .type = mpitopo__slot_type(b->recv, i), .peer = n->sources[i],
-                                   .tag = L->base + mpitopo__nbr_recv_tag(n, i),
-                                   .kind = MPITOPO__OP_RECV});
-    for (int d = 0; d < n->outdegree; d++)
-        if (n->destinations[d] != MPI_PROC_NULL && p->out_pos[KA2A][d] < 0)
-            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, d),
-                                   .count = mpitopo__slot_count(b->send, d),
-                                   .type = mpitopo__slot_type(b->send, d),
-                                   .peer = n->destinations[d],
-                                   .tag = L->base + mpitopo__nbr_send_tag(n, d),
-                                   .kind = MPITOPO__OP_SEND});
+    direct(b, L);
     close_round(b);
 }
 
@@ -683,6 +698,368 @@ static void unpacks(builder_t *b, const layout_t *L)
     close_round(b);
 }
 
+/* ---- The v and w forms ----
+ *
+ * A leader forwards blocks whose sizes only their senders know, so every
+ * aggregated message is [one int per part: its bytes | the parts, packed,
+ * back to back], parts in the orders above (the message combining does
+ * its v and w forms the same way: combine.c). A member's message to its
+ * leader has sizes known when the schedule is built; the leader receives
+ * it, the node messages and (a member) the scatter message at whatever
+ * size they have (MPITOPO__OP_RECV_ANY), and runtime steps
+ * (MPITOPO__OP_CALL) assemble the node messages once the members' have
+ * arrived (round 1), the scatter messages once the node messages have
+ * (round 2), setting the sizes of their sends. Only the final receiver
+ * knows what a part should hold (its recvcounts and recvtypes): vunpack
+ * checks every part against them before any unpack runs, and fails with
+ * MPI_ERR_TRUNCATE naming the slot and the sender. A leader forwards
+ * without judging, so wrong counts never stop a leader.
+ */
+
+typedef struct vctx {
+    const char *func, *count_name;
+    int kind;
+    int *sizes;         /* header of my message to the leader (my parts' bytes) */
+    int *rbytes;        /* bytes of every receive slot */
+    int *unp;           /* op of every receive slot's unpack, -1 if none */
+    int sc_buf;         /* buffer of my scatter message */
+    MPI_Aint sc_at;     /* where it starts there (leader: set by vscatter) */
+    size_t sc_len;
+    /* Leaders only: */
+    MPI_Aint own_len;   /* my own message to myself, at tmp + 0 */
+    int mem_buf, from_buf, to_buf, sc_out; /* first buffer of each kind */
+    int *to_op, *sc_op; /* ops of the node and scatter sends (-1: my own) */
+    const char **blk;   /* staging blocks, then received blocks (member: parts) */
+    int *len;
+} vctx_t;
+
+static void vctx_free(void *x)
+{
+    vctx_t *v = x;
+    if (!v)
+        return;
+    void *arrays[] = {v->sizes, v->rbytes, v->unp, v->to_op, v->sc_op, v->blk, v->len};
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+        mpitopo__free(arrays[i]);
+    mpitopo__free(v);
+}
+
+static vctx_t *vctx_new(const mpitopo__nbr_t *n, int kind, const char *func,
+                        const char *count_name)
+{
+    const struct mpitopo__node *p = n->node;
+    const lead_t *l = &p->lead[kind];
+    vctx_t *v = mpitopo__calloc(1, sizeof *v);
+    if (!v)
+        return NULL;
+    size_t blocks = (size_t)(l->nfrom ? l->from_start[l->nfrom] : 0) + (size_t)l->staging;
+    if (blocks < (size_t)p->nin[kind])
+        blocks = (size_t)p->nin[kind];
+    *v = (vctx_t){.func = func, .count_name = count_name, .kind = kind};
+    v->sizes = ints((size_t)p->nout[kind]);
+    v->rbytes = ints((size_t)n->indegree);
+    v->unp = ints((size_t)n->indegree);
+    v->to_op = ints((size_t)l->nto);
+    v->sc_op = ints((size_t)l->nsc);
+    v->blk = mpitopo__malloc_array(blocks + 1, sizeof *v->blk);
+    v->len = ints(blocks);
+    if (!v->sizes || !v->rbytes || !v->unp || !v->to_op || !v->sc_op || !v->blk || !v->len) {
+        vctx_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* The parts of a received message [sizes | parts] of nparts parts: where
+ * each starts and its bytes. 0 when the header does not describe the
+ * message exactly. */
+static int split(const char *m, size_t bytes, int nparts, const char **blk, int *len)
+{
+    size_t at = (size_t)nparts * sizeof(int);
+    if (bytes < at)
+        return 0;
+    for (int j = 0; j < nparts; j++) {
+        int sz;
+        memcpy(&sz, m + (size_t)j * sizeof sz, sizeof sz);
+        if (sz < 0 || (size_t)sz > bytes - at)
+            return 0;
+        blk[j] = m + at;
+        len[j] = sz;
+        at += (size_t)sz;
+    }
+    return at == bytes;
+}
+
+static int bad_message(const vctx_t *v, size_t bytes, const char *what, int rank, int nparts)
+{
+    return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+                             "the %zu-byte %s message from rank %d does not hold the %d blocks "
+                             "expected (node schedule)",
+                             bytes, what, rank, nparts);
+}
+
+/* Messages [sizes | parts] of groups j < ngroups, back to back in buffer
+ * buf (group j: blocks base + map[x], x in start[j] .. start[j + 1]); the
+ * send op[j] gets its place and size (op[j] < 0: the scatter message I
+ * keep, whose place goes to sc_*). */
+static int assemble(mpitopo_request_t r, vctx_t *v, int buf, int ngroups, const int *start,
+                    const int *map, int base, const int *op)
+{
+    long long total = 0;
+    for (int j = 0; j < ngroups; j++)
+        for (int x = start[j]; x < start[j + 1]; x++)
+            total += (long long)sizeof(int) + v->len[base + map[x]];
+    mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, buf, (size_t)total) : NULL;
+    if (!o)
+        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_UNSUPPORTED,
+                                 v->func,
+                                 "cannot aggregate %lld bytes at a node leader (use the linear "
+                                 "schedule)",
+                                 total);
+    char *at = o->p;
+    for (int j = 0; j < ngroups; j++) {
+        char *h = at, *d = at + (size_t)(start[j + 1] - start[j]) * sizeof(int);
+        for (int x = start[j]; x < start[j + 1]; x++) {
+            int b = base + map[x];
+            memcpy(h, &v->len[b], sizeof(int));
+            memcpy(d, v->blk[b], (size_t)v->len[b]);
+            h += sizeof(int);
+            d += v->len[b];
+        }
+        if (op[j] >= 0) {
+            mpitopo__op_t *s = &r->ops[op[j]];
+            s->buf_id = buf;
+            s->tmp_off = at - o->p;
+            s->count = (int)(d - at);
+        } else {
+            v->sc_buf = buf;
+            v->sc_at = at - o->p;
+            v->sc_len = (size_t)(d - at);
+        }
+        at = d;
+    }
+    o->len = (size_t)total;
+    return MPITOPO_SUCCESS;
+}
+
+/* Round 1 of a leader: the node messages, from the members' messages
+ * (and my own, in tmp). */
+static int vnode_msgs(mpitopo_request_t r, int arg)
+{
+    (void)arg;
+    vctx_t *v = r->ctx;
+    const struct mpitopo__node *p = r->nbr->node;
+    const lead_t *l = &p->lead[v->kind];
+    int own = p->nout[v->kind];
+    if (own > 0 && !split(r->tmp, (size_t)v->own_len, own, v->blk + l->own_off,
+                          v->len + l->own_off))
+        return bad_message(v, (size_t)v->own_len, "own", p->me, own);
+    for (int j = 0; j < l->nmem; j++) {
+        const mpitopo__rbuf_t *m = &r->bufs[v->mem_buf + j - 1];
+        if (!split(m->p, m->len, l->mem_cnt[j], v->blk + l->mem_off[j], v->len + l->mem_off[j]))
+            return bad_message(v, m->len, "member", l->mem_rank[j], l->mem_cnt[j]);
+    }
+    return assemble(r, v, v->to_buf, l->nto, l->to_start, l->to_blk, 0, v->to_op);
+}
+
+/* Round 2 of a leader: the scatter messages, from the node messages. */
+static int vscatter(mpitopo_request_t r, int arg)
+{
+    (void)arg;
+    vctx_t *v = r->ctx;
+    const lead_t *l = &r->nbr->node->lead[v->kind];
+    for (int j = 0; j < l->nfrom; j++) {
+        const mpitopo__rbuf_t *m = &r->bufs[v->from_buf + j - 1];
+        int first = l->staging + l->from_start[j], nparts = l->from_start[j + 1] - l->from_start[j];
+        if (!split(m->p, m->len, nparts, v->blk + first, v->len + first))
+            return bad_message(v, m->len, "node", l->from_rank[j], nparts);
+    }
+    return assemble(r, v, v->sc_out, l->nsc, l->sc_start, l->sc_blk, l->staging, v->sc_op);
+}
+
+/* Last round: check every part of my scatter message against my receive
+ * slots, then aim their unpacks at it. */
+static int vunpack(mpitopo_request_t r, int arg)
+{
+    (void)arg;
+    vctx_t *v = r->ctx;
+    const mpitopo__nbr_t *n = r->nbr;
+    const struct mpitopo__node *p = n->node;
+    const mpitopo__rbuf_t *m = &r->bufs[v->sc_buf - 1];
+    size_t bytes = p->me == p->leader ? v->sc_len : m->len;
+    const char *at = m->p + v->sc_at;
+    if (!split(at, bytes, p->nin[v->kind], v->blk, v->len))
+        return bad_message(v, bytes, "scatter", p->leader, p->nin[v->kind]);
+    for (int i = 0; i < n->indegree; i++) {
+        if (v->unp[i] < 0)
+            continue;
+        int part = p->in_pos[v->kind][i];
+        mpitopo__op_t *u = &r->ops[v->unp[i]];
+        if (v->len[part] != v->rbytes[i])
+            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+                                     "receive block %d: %d bytes arrived from rank %d (via node "
+                                     "leader %d), but %s[%d] = %d elements hold %d bytes",
+                                     i, v->len[part], n->sources[i], p->leader, v->count_name, i,
+                                     u->count, v->rbytes[i]);
+        u->buf_id = v->sc_buf;
+        u->tmp_off = v->blk[part] - m->p;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* Bytes of every slot of side s (degree slots; SIDE_SAME: one), at most
+ * INT_MAX / 4 in all so that any aggregated message's header fits too. */
+static int slot_bytes(const side_t *s, int degree, int *bytes, const char *func)
+{
+    long long total = 0;
+    int slots = s->mode == SIDE_SAME ? (degree > 0 ? 1 : 0) : degree;
+    for (int i = 0; i < slots; i++) {
+        int size, rc = PMPI_Type_size(mpitopo__slot_type(s, i), &size);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result(func, rc);
+        long long v = (long long)size * mpitopo__slot_count(s, i);
+        total += v;
+        if (total > INT_MAX / 4)
+            return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+                                     "%s of %lld bytes in all are too large for the node "
+                                     "schedule (use the linear schedule)",
+                                     s->count_name, total);
+        bytes[i] = (int)v;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* Round 0: [sizes | parts] of my blocks for other nodes at tmp + 0, sent
+ * to the leader (a leader keeps it: own_len); a member's receive of its
+ * scatter message; a leader's receives of its members' messages; my
+ * node's edges direct. Returns the bytes of tmp used. */
+static MPI_Aint vround0(builder_t *b, vctx_t *v, const layout_t *L, const int *sbv,
+                        MPI_Aint *pos_at)
+{
+    const mpitopo__nbr_t *n = b->n;
+    const struct mpitopo__node *p = n->node;
+    const lead_t *l = &p->lead[L->kind];
+    int m = p->nout[L->kind], isleader = p->me == p->leader;
+    if (L->kind == KAG && m > 0)
+        v->sizes[0] = sbv[0];
+    for (int d = 0; L->kind == KA2A && d < n->outdegree; d++)
+        if (p->out_pos[KA2A][d] >= 0)
+            v->sizes[p->out_pos[KA2A][d]] = sbv[d];
+    MPI_Aint at = (MPI_Aint)m * (MPI_Aint)sizeof(int);
+    for (int j = 0; j < m; j++) {
+        pos_at[j] = at;
+        at += v->sizes[j];
+    }
+    if (m > 0)
+        add(b, (mpitopo__op_t){.buf = v->sizes, .count = m * (int)sizeof(int), .type = MPI_BYTE,
+                               .kind = MPITOPO__OP_PACK, .tmp_bytes = m * (int)sizeof(int)});
+    if (L->kind == KAG && m > 0)
+        add_copy(b, MPITOPO__OP_PACK, b->send, 0, pos_at[0], sbv[0]);
+    for (int d = 0; L->kind == KA2A && d < n->outdegree; d++)
+        if (p->out_pos[KA2A][d] >= 0)
+            add_copy(b, MPITOPO__OP_PACK, b->send, d, pos_at[p->out_pos[KA2A][d]], sbv[d]);
+    if (m > 0 && !isleader)
+        add_msg(b, MPITOPO__OP_SEND, 0, at, p->leader, L->t1);
+    v->own_len = isleader && m > 0 ? at : 0;
+    if (!isleader && p->nin[L->kind] > 0)
+        add(b, (mpitopo__op_t){.type = MPI_BYTE, .peer = p->leader, .tag = L->t3,
+                               .kind = MPITOPO__OP_RECV_ANY, .buf_id = v->sc_buf});
+    for (int j = 0; j < l->nmem; j++)
+        add(b, (mpitopo__op_t){.type = MPI_BYTE, .peer = l->mem_rank[j], .tag = L->t1,
+                               .kind = MPITOPO__OP_RECV_ANY, .buf_id = v->mem_buf + j});
+    direct(b, L);
+    close_round(b);
+    return m > 0 ? at : 0;
+}
+
+/* Rounds 1 and 2 of a leader: node messages, then the scatter, each
+ * assembled by a runtime step that sets the sizes of its sends. */
+static void vleader_rounds(builder_t *b, vctx_t *v, const layout_t *L)
+{
+    const lead_t *l = &b->n->node->lead[L->kind];
+    if (l->nto > 0 || l->nfrom > 0) {
+        add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = vnode_msgs});
+        for (int j = 0; j < l->nto; j++) {
+            v->to_op[j] = b->k;
+            add_msg(b, MPITOPO__OP_SEND, 0, 0, l->to_rank[j], L->t2);
+        }
+        for (int j = 0; j < l->nfrom; j++)
+            add(b, (mpitopo__op_t){.type = MPI_BYTE, .peer = l->from_rank[j], .tag = L->t2,
+                                   .kind = MPITOPO__OP_RECV_ANY, .buf_id = v->from_buf + j});
+        close_round(b);
+    }
+    if (l->nsc > 0) {
+        add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = vscatter});
+        for (int j = 0; j < l->nsc; j++) {
+            v->sc_op[j] = j == l->own_sc ? -1 : b->k;
+            if (j != l->own_sc)
+                add_msg(b, MPITOPO__OP_SEND, 0, 0, l->sc_rank[j], L->t3);
+        }
+        close_round(b);
+    }
+}
+
+/* Last round: vunpack, then the unpacks it aims. */
+static void vunpacks(builder_t *b, vctx_t *v, const layout_t *L)
+{
+    const mpitopo__nbr_t *n = b->n;
+    const int *pos = n->node->in_pos[L->kind];
+    for (int i = 0; i < n->indegree; i++)
+        v->unp[i] = -1;
+    if (n->node->nin[L->kind] == 0)
+        return;
+    add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = vunpack});
+    for (int i = 0; i < n->indegree; i++)
+        if (pos[i] >= 0) {
+            v->unp[i] = b->k;
+            add_copy(b, MPITOPO__OP_UNPACK, b->recv, i, 0, v->rbytes[i]);
+        }
+    close_round(b);
+}
+
+/* The v/w schedule (also right for allgather and alltoall): the runtime
+ * state goes to the request at once, so that it is freed with it. */
+static int vfill(builder_t *b, const layout_t *L, const char *func)
+{
+    const mpitopo__nbr_t *n = b->n;
+    const struct mpitopo__node *p = n->node;
+    const lead_t *l = &p->lead[L->kind];
+    int *sbv = ints((size_t)n->outdegree);
+    MPI_Aint *pos_at = mpitopo__malloc_array((size_t)p->nout[L->kind] + 1, sizeof *pos_at);
+    vctx_t *v = vctx_new(n, L->kind, func, b->recv->count_name);
+    int rc = sbv && pos_at && v ? MPITOPO_SUCCESS
+                                : mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+                                                    "out of memory for the node schedule");
+    if (v) {
+        b->r->ctx = v;
+        b->r->ctx_free = vctx_free;
+    }
+    if (rc == MPITOPO_SUCCESS)
+        rc = slot_bytes(b->send, n->outdegree, sbv, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = slot_bytes(b->recv, n->indegree, v->rbytes, func);
+    if (rc == MPITOPO_SUCCESS) {
+        int isleader = p->me == p->leader;
+        v->mem_buf = 1;
+        v->from_buf = v->mem_buf + l->nmem;
+        v->to_buf = v->from_buf + l->nfrom;
+        v->sc_out = v->to_buf + 1;
+        v->sc_buf = isleader ? v->sc_out : 1;
+        MPI_Aint tmp = vround0(b, v, L, sbv, pos_at);
+        if (isleader)
+            vleader_rounds(b, v, L);
+        vunpacks(b, v, L);
+        b->r->nops = b->k;
+        b->r->nrounds = b->round;
+        rc = mpitopo__request_bufs(b->r, isleader ? v->sc_out : 1);
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo__request_alloc_tmp(b->r, (size_t)tmp);
+    }
+    mpitopo__free(sbv);
+    mpitopo__free(pos_at);
+    return rc;
+}
+
 static int block_bytes(const side_t *s, int *bytes, const char *func)
 {
     int size, rc = PMPI_Type_size(s->type, &size);
@@ -702,7 +1079,7 @@ static int block_bytes(const side_t *s, int *bytes, const char *func)
 static long long max_ops(const mpitopo__nbr_t *n, int kind)
 {
     const lead_t *l = &n->node->lead[kind];
-    long long ops = 2LL * n->outdegree + 2LL * n->indegree + 3 + l->nmem + l->nto + l->nfrom +
+    long long ops = 2LL * n->outdegree + 2LL * n->indegree + 7 + l->nmem + l->nto + l->nfrom +
                     l->nsc;
     ops += l->nto ? l->to_start[l->nto] : 0;
     ops += l->nsc ? l->sc_start[l->nsc] : 0;
@@ -712,12 +1089,14 @@ static long long max_ops(const mpitopo__nbr_t *n, int kind)
 int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
                         mpitopo_request_t *out, const char *func)
 {
+    int vw = send->mode == SIDE_V || send->mode == SIDE_W || recv->mode == SIDE_V ||
+             recv->mode == SIDE_W;
     layout_t L = {.kind = send->mode == SIDE_SAME ? KAG : KA2A};
     int d = n->kind == MPI_CART && n->outdegree > 1 ? n->outdegree : 1;
-    int rc = block_bytes(send, &L.sb, func);
-    if (rc == MPITOPO_SUCCESS)
+    int rc = vw ? MPITOPO_SUCCESS : block_bytes(send, &L.sb, func);
+    if (rc == MPITOPO_SUCCESS && !vw)
         rc = block_bytes(recv, &L.rb, func);
-    if (rc == MPITOPO_SUCCESS)
+    if (rc == MPITOPO_SUCCESS && !vw)
         rc = make_layout(n, &L, func);
     long long nops = max_ops(n, L.kind);
     if (rc == MPITOPO_SUCCESS && nops > INT_MAX)
@@ -733,13 +1112,17 @@ int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *rec
     b.r = mpitopo__request_new(n, (int)nops, 4);
     if (!b.r)
         return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
-    round0(&b, &L);
-    if (n->node->me == n->node->leader)
-        leader_rounds(&b, &L);
-    unpacks(&b, &L);
-    b.r->nops = b.k;
-    b.r->nrounds = b.round;
-    rc = mpitopo__request_alloc_tmp(b.r, L.size);
+    if (vw) {
+        rc = vfill(&b, &L, func);
+    } else {
+        round0(&b, &L);
+        if (n->node->me == n->node->leader)
+            leader_rounds(&b, &L);
+        unpacks(&b, &L);
+        b.r->nops = b.k;
+        b.r->nrounds = b.round;
+        rc = mpitopo__request_alloc_tmp(b.r, L.size);
+    }
     if (rc != MPITOPO_SUCCESS) {
         mpitopo__request_release(b.r);
         return rc;
