@@ -696,28 +696,6 @@ static vctx_t *vctx_new(const struct mpitopo__stencil *s, int outdeg, const char
     return v;
 }
 
-/*
- * Part bounds of a received message of nparts parts (a header of nparts
- * int sizes, then the parts): offs[j] .. offs[j + 1] is part j. 0 when
- * the header does not describe the message exactly.
- */
-static int parse_parts(const mpitopo__rbuf_t *m, int nparts, MPI_Aint *offs)
-{
-    size_t at = (size_t)nparts * sizeof(int);
-    if (m->len < at)
-        return 0;
-    for (int j = 0; j < nparts; j++) {
-        int sz;
-        memcpy(&sz, m->p + (size_t)j * sizeof(int), sizeof sz);
-        if (sz < 0 || (size_t)sz > m->len - at)
-            return 0;
-        offs[j] = (MPI_Aint)at;
-        at += (size_t)sz;
-    }
-    offs[nparts] = (MPI_Aint)at;
-    return at == m->len;
-}
-
 /* Where block w is held, and its bytes (its message must be parsed). */
 static char *vpart(mpitopo_request_t r, const vctx_t *v, vwhere_t w, int *bytes)
 {
@@ -805,7 +783,7 @@ static int vstep(mpitopo_request_t r, int k)
     for (int i = k > 0 ? v->in_start[k - 1] : 0; i < v->in_start[k]; i++) {
         const vin_t *e = &v->in[i];
         const mpitopo__rbuf_t *m = &r->bufs[e->buf - 1];
-        if (!parse_parts(m, e->nparts, v->offs + e->offs))
+        if (!mpitopo__parts_parse(m->p, m->len, e->nparts, v->offs + e->offs))
             return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
                                      "the %zu-byte message from rank %d (round %d) does not "
                                      "hold the %d blocks expected",
@@ -911,36 +889,14 @@ static void vunpacks(builder_t *b)
     b->r->round_start[++b->round] = b->nops;
 }
 
-/* Bytes of every slot of side s (degree slots; SIDE_SAME: one), and
- * their total, which must fit an int: a message may carry them all. */
-static int vslot_bytes(const side_t *s, int degree, int *bytes, const char *func)
-{
-    long long total = 0;
-    int slots = s->mode == SIDE_SAME ? (degree > 0 ? 1 : 0) : degree;
-    for (int i = 0; i < slots; i++) {
-        int size, rc = PMPI_Type_size(mpitopo__slot_type(s, i), &size);
-        if (rc != MPI_SUCCESS)
-            return mpitopo__mpi_result(func, rc);
-        bytes[i] = 0;
-        total += (long long)size * mpitopo__slot_count(s, i);
-        if (total > INT_MAX / 2)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, func,
-                                     "%s of %lld bytes in all are too large to forward (use "
-                                     "the linear schedule)",
-                                     s->count_name, total);
-        bytes[i] = size * mpitopo__slot_count(s, i);
-    }
-    return MPITOPO_SUCCESS;
-}
-
 /* Steps: our packs, per round a runtime step and 2R messages each way,
  * then a runtime step and an unpack per receive slot. */
 static int vfill(builder_t *b, const mpitopo__nbr_t *n, const char *func)
 {
     const struct mpitopo__stencil *s = b->s;
-    int rc = vslot_bytes(b->send, n->outdegree, b->sbv, func);
+    int rc = mpitopo__slot_bytes(b->send, n->outdegree, b->sbv, "cart", func);
     if (rc == MPITOPO_SUCCESS)
-        rc = vslot_bytes(b->recv, n->indegree, b->rbv, func);
+        rc = mpitopo__slot_bytes(b->recv, n->indegree, b->rbv, "cart", func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     b->v = vctx_new(s, n->outdegree, func, b->recv->count_name);

@@ -297,6 +297,23 @@ static inline void *mpitopo__slot_buf(const side_t *s, int i)
     }
 }
 
+/* ---- The v and w forms of multi-round schedules (request.c) ----
+ *
+ * A forwarded message is [one int per part: its byte size | the parts,
+ * packed, back to back]: a process that forwards parts it did not make
+ * learns their sizes from the header. */
+
+/* Part bounds of a received message m of len bytes and nparts parts: part
+ * j is m[offs[j] .. offs[j + 1]) (offs: nparts + 1 entries). 0 when the
+ * header does not describe the message exactly. */
+int mpitopo__parts_parse(const char *m, size_t len, int nparts, MPI_Aint *offs);
+
+/* Bytes of every slot of side s (degree slots; SIDE_SAME: one), at most
+ * INT_MAX / 4 in all, so that any message carrying them with its header
+ * fits an int; else MPITOPO_ERR_UNSUPPORTED naming the schedule. */
+int mpitopo__slot_bytes(const side_t *s, int degree, int *bytes, const char *schedule,
+                        const char *func);
+
 /* ---- Schedule choice (select.c) ---- */
 
 /* Parse a schedule name ("auto", "linear", ...); MPITOPO__SCHED_INVALID

@@ -348,33 +348,6 @@ static vctx_t *vctx_new(const mpitopo__nbr_t *n, const char *func, const char *c
     return v;
 }
 
-static int hdr_get(const char *p, int j)
-{
-    int x;
-    memcpy(&x, p + (size_t)j * sizeof(int), sizeof x);
-    return x;
-}
-
-/* Part offsets of a received message of nparts parts into v->offs
- * (offs[j] .. offs[j + 1] is part j); 0 when the header does not
- * describe the message exactly. */
-static int parse(vctx_t *v, const mpitopo__rbuf_t *m, int nparts)
-{
-    size_t hdr = (size_t)nparts * sizeof(int);
-    if (m->len < hdr)
-        return 0;
-    MPI_Aint at = (MPI_Aint)hdr;
-    for (int j = 0; j < nparts; j++) {
-        int sz = hdr_get(m->p, j);
-        if (sz < 0 || (size_t)sz > m->len - (size_t)at)
-            return 0;
-        v->offs[j] = at;
-        at += sz;
-    }
-    v->offs[nparts] = at;
-    return (size_t)at == m->len;
-}
-
 /* The parts of one origin for one neighbour: sizes into the header at
  * *h, data at *d; both advance. */
 static void put_parts(char **h, char **d, const void *sizes, int n, const char *data,
@@ -392,7 +365,7 @@ static int vcombine(mpitopo_request_t r, int arg)
     vctx_t *v = r->ctx;
     const vstep_t *st = &v->steps[arg];
     const mpitopo__rbuf_t *y = &r->bufs[st->y - 1];
-    if (!parse(v, y, st->theirs))
+    if (!mpitopo__parts_parse(y->p, y->len, st->theirs, v->offs))
         return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
                                  "the %zu-byte message of combining friend rank %d (round %d) "
                                  "does not hold the %d parts expected",
@@ -448,7 +421,7 @@ static int vunpack(mpitopo_request_t r, int arg)
     vctx_t *v = r->ctx;
     const vrecv_t *e = &v->recvs[arg];
     const mpitopo__rbuf_t *m = &r->bufs[e->buf - 1];
-    if (!parse(v, m, e->nparts))
+    if (!mpitopo__parts_parse(m->p, m->len, e->nparts, v->offs))
         return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
                                  "the %zu-byte combined message from rank %d (round %d) does "
                                  "not hold the %d parts expected (do the counts agree?)",
@@ -576,27 +549,6 @@ static void vrecv_combined(builder_t *b, const mpitopo__comb_recv_t *c)
     e->nparts = part;
 }
 
-/* Bytes of every slot of side s (degree slots; SIDE_SAME: one). */
-static int slot_bytes(const side_t *s, int degree, int *bytes, const char *func)
-{
-    long long total = 0;
-    int slots = s->mode == SIDE_SAME ? (degree > 0 ? 1 : 0) : degree;
-    for (int i = 0; i < slots; i++) {
-        int size, rc = PMPI_Type_size(mpitopo__slot_type(s, i), &size);
-        if (rc != MPI_SUCCESS)
-            return mpitopo__mpi_result(func, rc);
-        long long v = (long long)size * mpitopo__slot_count(s, i);
-        total += v;
-        if (total > INT_MAX / 4)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, func,
-                                     "%s of %lld bytes in all are too large to combine (use "
-                                     "the linear schedule)",
-                                     s->count_name, total);
-        bytes[i] = (int)v;
-    }
-    return MPITOPO_SUCCESS;
-}
-
 /* The pattern rounds, in order, merging our steps and our receives. */
 static void pattern_rounds(builder_t *b, int send_comb, int recv_comb)
 {
@@ -691,9 +643,9 @@ static int vsetup(builder_t *b, const char *func)
         return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d block sizes",
                                  n->outdegree + n->indegree);
     b->rbv = b->sbv + n->outdegree;
-    int rc = slot_bytes(b->send, n->outdegree, b->sbv, func);
+    int rc = mpitopo__slot_bytes(b->send, n->outdegree, b->sbv, "combine", func);
     if (rc == MPITOPO_SUCCESS)
-        rc = slot_bytes(b->recv, n->indegree, b->rbv, func);
+        rc = mpitopo__slot_bytes(b->recv, n->indegree, b->rbv, "combine", func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     b->v = vctx_new(n, func, b->recv->count_name, b->send->mode == SIDE_SAME);

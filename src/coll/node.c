@@ -731,6 +731,7 @@ typedef struct vctx {
     int *to_op, *sc_op; /* ops of the node and scatter sends (-1: my own) */
     const char **blk;   /* staging blocks, then received blocks (member: parts) */
     int *len;
+    MPI_Aint *offs;     /* scratch: part bounds of one message */
 } vctx_t;
 
 static void vctx_free(void *x)
@@ -738,7 +739,7 @@ static void vctx_free(void *x)
     vctx_t *v = x;
     if (!v)
         return;
-    void *arrays[] = {v->sizes, v->rbytes, v->unp, v->to_op, v->sc_op, v->blk, v->len};
+    void *arrays[] = {v->sizes, v->rbytes, v->unp, v->to_op, v->sc_op, v->blk, v->len, v->offs};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
         mpitopo__free(arrays[i]);
     mpitopo__free(v);
@@ -763,31 +764,27 @@ static vctx_t *vctx_new(const mpitopo__nbr_t *n, int kind, const char *func,
     v->sc_op = ints((size_t)l->nsc);
     v->blk = mpitopo__malloc_array(blocks + 1, sizeof *v->blk);
     v->len = ints(blocks);
-    if (!v->sizes || !v->rbytes || !v->unp || !v->to_op || !v->sc_op || !v->blk || !v->len) {
+    v->offs = mpitopo__malloc_array(blocks + 1, sizeof *v->offs);
+    if (!v->sizes || !v->rbytes || !v->unp || !v->to_op || !v->sc_op || !v->blk || !v->len ||
+        !v->offs) {
         vctx_free(v);
         return NULL;
     }
     return v;
 }
 
-/* The parts of a received message [sizes | parts] of nparts parts: where
- * each starts and its bytes. 0 when the header does not describe the
- * message exactly. */
-static int split(const char *m, size_t bytes, int nparts, const char **blk, int *len)
+/* The parts of a received message [sizes | parts] of nparts parts (at
+ * most the blocks of v): where each starts and its bytes. 0 when the
+ * header does not describe the message exactly. */
+static int split(vctx_t *v, const char *m, size_t bytes, int nparts, const char **blk, int *len)
 {
-    size_t at = (size_t)nparts * sizeof(int);
-    if (bytes < at)
+    if (!mpitopo__parts_parse(m, bytes, nparts, v->offs))
         return 0;
     for (int j = 0; j < nparts; j++) {
-        int sz;
-        memcpy(&sz, m + (size_t)j * sizeof sz, sizeof sz);
-        if (sz < 0 || (size_t)sz > bytes - at)
-            return 0;
-        blk[j] = m + at;
-        len[j] = sz;
-        at += (size_t)sz;
+        blk[j] = m + v->offs[j];
+        len[j] = (int)(v->offs[j + 1] - v->offs[j]);
     }
-    return at == bytes;
+    return 1;
 }
 
 static int bad_message(const vctx_t *v, size_t bytes, const char *what, int rank, int nparts)
@@ -851,12 +848,12 @@ static int vnode_msgs(mpitopo_request_t r, int arg)
     const struct mpitopo__node *p = r->nbr->node;
     const lead_t *l = &p->lead[v->kind];
     int own = p->nout[v->kind];
-    if (own > 0 && !split(r->tmp, (size_t)v->own_len, own, v->blk + l->own_off,
+    if (own > 0 && !split(v, r->tmp, (size_t)v->own_len, own, v->blk + l->own_off,
                           v->len + l->own_off))
         return bad_message(v, (size_t)v->own_len, "own", p->me, own);
     for (int j = 0; j < l->nmem; j++) {
         const mpitopo__rbuf_t *m = &r->bufs[v->mem_buf + j - 1];
-        if (!split(m->p, m->len, l->mem_cnt[j], v->blk + l->mem_off[j], v->len + l->mem_off[j]))
+        if (!split(v, m->p, m->len, l->mem_cnt[j], v->blk + l->mem_off[j], v->len + l->mem_off[j]))
             return bad_message(v, m->len, "member", l->mem_rank[j], l->mem_cnt[j]);
     }
     return assemble(r, v, v->to_buf, l->nto, l->to_start, l->to_blk, 0, v->to_op);
@@ -871,7 +868,7 @@ static int vscatter(mpitopo_request_t r, int arg)
     for (int j = 0; j < l->nfrom; j++) {
         const mpitopo__rbuf_t *m = &r->bufs[v->from_buf + j - 1];
         int first = l->staging + l->from_start[j], nparts = l->from_start[j + 1] - l->from_start[j];
-        if (!split(m->p, m->len, nparts, v->blk + first, v->len + first))
+        if (!split(v, m->p, m->len, nparts, v->blk + first, v->len + first))
             return bad_message(v, m->len, "node", l->from_rank[j], nparts);
     }
     return assemble(r, v, v->sc_out, l->nsc, l->sc_start, l->sc_blk, l->staging, v->sc_op);
@@ -888,7 +885,7 @@ static int vunpack(mpitopo_request_t r, int arg)
     const mpitopo__rbuf_t *m = &r->bufs[v->sc_buf - 1];
     size_t bytes = p->me == p->leader ? v->sc_len : m->len;
     const char *at = m->p + v->sc_at;
-    if (!split(at, bytes, p->nin[v->kind], v->blk, v->len))
+    if (!split(v, at, bytes, p->nin[v->kind], v->blk, v->len))
         return bad_message(v, bytes, "scatter", p->leader, p->nin[v->kind]);
     for (int i = 0; i < n->indegree; i++) {
         if (v->unp[i] < 0)
@@ -903,28 +900,6 @@ static int vunpack(mpitopo_request_t r, int arg)
                                      u->count, v->rbytes[i]);
         u->buf_id = v->sc_buf;
         u->tmp_off = v->blk[part] - m->p;
-    }
-    return MPITOPO_SUCCESS;
-}
-
-/* Bytes of every slot of side s (degree slots; SIDE_SAME: one), at most
- * INT_MAX / 4 in all so that any aggregated message's header fits too. */
-static int slot_bytes(const side_t *s, int degree, int *bytes, const char *func)
-{
-    long long total = 0;
-    int slots = s->mode == SIDE_SAME ? (degree > 0 ? 1 : 0) : degree;
-    for (int i = 0; i < slots; i++) {
-        int size, rc = PMPI_Type_size(mpitopo__slot_type(s, i), &size);
-        if (rc != MPI_SUCCESS)
-            return mpitopo__mpi_result(func, rc);
-        long long v = (long long)size * mpitopo__slot_count(s, i);
-        total += v;
-        if (total > INT_MAX / 4)
-            return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
-                                     "%s of %lld bytes in all are too large for the node "
-                                     "schedule (use the linear schedule)",
-                                     s->count_name, total);
-        bytes[i] = (int)v;
     }
     return MPITOPO_SUCCESS;
 }
@@ -1035,9 +1010,9 @@ static int vfill(builder_t *b, const layout_t *L, const char *func)
         b->r->ctx_free = vctx_free;
     }
     if (rc == MPITOPO_SUCCESS)
-        rc = slot_bytes(b->send, n->outdegree, sbv, func);
+        rc = mpitopo__slot_bytes(b->send, n->outdegree, sbv, "node", func);
     if (rc == MPITOPO_SUCCESS)
-        rc = slot_bytes(b->recv, n->indegree, v->rbytes, func);
+        rc = mpitopo__slot_bytes(b->recv, n->indegree, v->rbytes, "node", func);
     if (rc == MPITOPO_SUCCESS) {
         int isleader = p->me == p->leader;
         v->mem_buf = 1;

@@ -7,6 +7,7 @@
  */
 #include "coll/coll_internal.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -547,6 +548,46 @@ int mpitopo_startall(int count, mpitopo_request_t requests[])
         int rc = mpitopo__request_start(requests[i]);
         if (rc != MPITOPO_SUCCESS)
             return rc;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* ---- The v and w forms ---- */
+
+int mpitopo__parts_parse(const char *m, size_t len, int nparts, MPI_Aint *offs)
+{
+    size_t at = (size_t)nparts * sizeof(int);
+    if (len < at)
+        return 0;
+    for (int j = 0; j < nparts; j++) {
+        int sz;
+        memcpy(&sz, m + (size_t)j * sizeof sz, sizeof sz);
+        if (sz < 0 || (size_t)sz > len - at)
+            return 0;
+        offs[j] = (MPI_Aint)at;
+        at += (size_t)sz;
+    }
+    offs[nparts] = (MPI_Aint)at;
+    return at == len;
+}
+
+int mpitopo__slot_bytes(const side_t *s, int degree, int *bytes, const char *schedule,
+                        const char *func)
+{
+    long long total = 0;
+    int slots = s->mode == SIDE_SAME ? (degree > 0 ? 1 : 0) : degree;
+    for (int i = 0; i < slots; i++) {
+        int size, rc = PMPI_Type_size(mpitopo__slot_type(s, i), &size);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result(func, rc);
+        long long v = (long long)size * mpitopo__slot_count(s, i);
+        total += v;
+        if (total > INT_MAX / 4)
+            return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+                                     "%s of %lld bytes in all are too large for the %s "
+                                     "schedule (use the linear schedule)",
+                                     s->count_name, total, schedule);
+        bytes[i] = (int)v;
     }
     return MPITOPO_SUCCESS;
 }
