@@ -76,9 +76,10 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_code(int rc);
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_result(const char *func, MPI_Comm comm, int rc);
 
 /* Nonzero while a Fortran binding hands a nonblocking or persistent
- * neighbourhood collective to the MPI's own Fortran code: the C bindings
- * it may call (MPICH's do) must then not route it, because the Fortran
- * program completes the request with Fortran calls the shim does not see. */
+ * neighbourhood collective it does not route (routing off, Fortran
+ * MPI_BOTTOM or MPI_IN_PLACE) to the MPI's own Fortran code: the C
+ * bindings that code may call (MPICH's do) must then not route it either,
+ * so that the call stays exactly MPI's own. */
 MPITOPO_SHIM_HIDDEN extern _Thread_local int mpitopo__shim_fortran_passing;
 
 /* shim_requests.c: give the program an MPI_Request for an mpitopo request
@@ -88,6 +89,84 @@ MPITOPO_SHIM_HIDDEN extern _Thread_local int mpitopo__shim_fortran_passing;
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_give(const char *func, MPI_Comm comm, int rc,
                                                    mpitopo_request_t mreq, int persistent,
                                                    MPI_Request *request);
+
+/* shim_requests.c: whether any routed request exists (one atomic load),
+ * and whether request is one. Local; thread safe. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_requests_live(void);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_ours(MPI_Request request);
+
+/* shim_requests.c: the completion, start and free calls as the C bindings
+ * run them (routed requests completed by the shim, the others by PMPI);
+ * shared with the Fortran bindings. Same arguments and results as MPI_X. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_wait(MPI_Request *request, MPI_Status *status);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_test(MPI_Request *request, int *flag, MPI_Status *status);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_get_status(MPI_Request request, int *flag,
+                                                         MPI_Status *status);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_waitall(int count, MPI_Request requests[],
+                                              MPI_Status statuses[]);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_testall(int count, MPI_Request requests[], int *flag,
+                                              MPI_Status statuses[]);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_waitany(int count, MPI_Request requests[], int *index,
+                                              MPI_Status *status);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_testany(int count, MPI_Request requests[], int *index,
+                                              int *flag, MPI_Status *status);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_waitsome(int incount, MPI_Request requests[],
+                                               int *outcount, int indices[],
+                                               MPI_Status statuses[]);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_testsome(int incount, MPI_Request requests[],
+                                               int *outcount, int indices[],
+                                               MPI_Status statuses[]);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_free(MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_cancel(MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_start(MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_startall(int count, MPI_Request requests[]);
+
+/* shim_neighbor.c: the nonblocking and persistent neighbourhood
+ * collectives as the C bindings run them (routed and counted unless a
+ * Fortran binding is passing the call to MPI); shared with the Fortran
+ * bindings. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_allgather(const void *sendbuf, int sendcount,
+                                                          MPI_Datatype sendtype, void *recvbuf,
+                                                          int recvcount, MPI_Datatype recvtype,
+                                                          MPI_Comm comm, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_allgatherv(
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_alltoall(const void *sendbuf, int sendcount,
+                                                         MPI_Datatype sendtype, void *recvbuf,
+                                                         int recvcount, MPI_Datatype recvtype,
+                                                         MPI_Comm comm, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_alltoallv(
+    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_alltoallw(
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Request *request);
+#if MPI_VERSION >= 4
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgather_init(
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgatherv_init(
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoall_init(
+    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallv_init(
+    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallw_init(
+    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+    MPI_Request *request);
+#endif
 
 /* Report an error the shim itself found (e.g. out of memory converting
  * Fortran arrays) through comm's error handler; returns mpi_class. */

@@ -2,9 +2,10 @@
  * libmpitopo_shim, Fortran bindings of MPI_Cart_create, MPI_Cart_map,
  * MPI_Dims_create, MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create,
  * MPI_Graph_create and MPI_Graph_map. They do what the C bindings of shim.c
- * do. The blocking neighbourhood collectives of mpif.h and `use mpi` are
- * routed too; their nonblocking and persistent forms and mpi_f08 stay MPI's
- * own (the section "Neighbourhood collectives" at the end says why).
+ * do. The neighbourhood collectives of mpif.h and `use mpi` are routed
+ * too, blocking, nonblocking and persistent, with the calls that complete,
+ * start and free their requests; mpi_f08's stay MPI's own (the section
+ * "Neighbourhood collectives" at the end says why).
  *
  * What a Fortran program calls, and what is covered (Open MPI 4.1 and
  * MPICH 4.0 as built by Debian 12, gfortran 12; found with nm -D and
@@ -437,16 +438,21 @@ SHIM_F_NAMES(GRAPH_MAP, mpi_graph_map, MPI_GRAPH_MAP)
  * only the MPI's Fortran code translates), the shim calls the MPI's own
  * Fortran subroutine of the same name (dlsym RTLD_NEXT), unchanged.
  *
- * Not routed: `use mpi_f08` (MPICH passes its choice buffers as Fortran
- * descriptors, and both MPIs' f08 subroutines end in PMPI), and the
- * nonblocking MPI_INEIGHBOR_* and persistent MPI_NEIGHBOR_*_INIT of every
- * binding: the program would complete their requests with the Fortran
- * MPI_WAIT, MPI_TESTALL, ..., which end in PMPI in Open MPI and in mpi_f08
- * (the shim would never see them, and the schedule would never be
- * completed). Because MPICH's mpif.h and `use mpi` subroutines of those
- * calls end in the C MPI_Ineighbor_x / MPI_Neighbor_x_init, which the shim
- * routes, the shim defines them as well, to pass them to MPICH's own with
- * routing suspended (mpitopo__shim_fortran_passing).
+ * The nonblocking MPI_INEIGHBOR_* and (MPI-4: MPICH 4.0 has them, Open MPI
+ * 4.1 only as MPIX_*, which stay its own) persistent MPI_NEIGHBOR_*_INIT
+ * are routed the same way and give the program the Fortran value of a C
+ * request of shim_requests.c; the Fortran completion calls (the last
+ * section) complete it.
+ *
+ * Not routed: `use mpi_f08`. MPICH 4.0's f08 subroutines with choice
+ * buffers take TS 29113 descriptors (mpi_ineighbor_alltoall_f08ts_, not a
+ * plain address), and on both MPIs the f08 subroutines end in PMPI
+ * (Open MPI's mpi_ineighbor_alltoall_f08_ in PMPI_Ineighbor_alltoall,
+ * both MPIs' mpi_wait_f08_ in PMPI_Wait). Their requests are therefore
+ * always MPI's own, and their completion calls see only MPI's own. A
+ * routed request of an mpif.h or `use mpi` unit must not be completed by
+ * an mpi_f08 unit (through MPI_Request%MPI_VAL): mpi_wait_f08_ would
+ * complete the handle without running the schedule.
  */
 
 /* MPI's own definition of the Fortran subroutine name, found once. */
@@ -695,55 +701,691 @@ SHIM_F77_NAMES(NEIGHBOR_ALLTOALL, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL)
 SHIM_F77_NAMES(NEIGHBOR_ALLTOALLV, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
 SHIM_F77_NAMES(NEIGHBOR_ALLTOALLW, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW)
 
-/* Nonblocking and persistent: MPI's own, with routing suspended. Every
- * argument is passed by reference (no CHARACTER, so no hidden lengths);
- * ierror is the last. */
+/*
+ * Nonblocking and persistent neighbourhood collectives. Routed: the shim
+ * runs the C binding's code (mpitopo__shim_ineighbor_*, _init) and hands
+ * the program the Fortran value of the C request (MPI_Request_c2f), which
+ * the completion calls below recognise. Not routed: MPI's own Fortran
+ * subroutine, with the C bindings it may call (MPICH's do) told to pass
+ * the call on too (mpitopo__shim_fortran_passing), so that the call stays
+ * exactly MPI's own. Every argument is passed by reference (no CHARACTER,
+ * so no hidden lengths); ierror is the last.
+ */
 #define V void *
 typedef void (*f_pass9_t)(V, V, V, V, V, V, V, V, V);
 typedef void (*f_pass10_t)(V, V, V, V, V, V, V, V, V, V);
 typedef void (*f_pass11_t)(V, V, V, V, V, V, V, V, V, V, V);
 typedef void (*f_pass12_t)(V, V, V, V, V, V, V, V, V, V, V, V);
 #undef V
-#define F_PASS_BODY(name, type, ierr, ...)                                                        \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        if (!next) {                                                                           \
-            if (ierr)                                                                          \
-                *(MPI_Fint *)(ierr) = MPI_ERR_INTERN;                                          \
-            return;                                                                            \
+
+/* The call to MPI's own subroutine next; ierr gets MPI_ERR_INTERN when
+ * there is none. */
+#define F_PASS(next, comm, func, ierr, type, ...)                                              \
+    do {                                                                                       \
+        if (!(next)) {                                                                         \
+            f_set(ierr, f_no_next(func, comm));                                                \
+            break;                                                                             \
         }                                                                                      \
         mpitopo__shim_fortran_passing++;                                                       \
-        ((type)next)(__VA_ARGS__);                                                             \
+        ((type)(next))(__VA_ARGS__);                                                           \
         mpitopo__shim_fortran_passing--;                                                       \
-    }
-#define F_PASS9(name)                                                                          \
-    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *);         \
-    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i) \
-        F_PASS_BODY(name, f_pass9_t, i, a, b, c, d, e, f, g, h, i)
-#define F_PASS10(name)                                                                         \
-    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *); \
-    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i, \
-              void *j) F_PASS_BODY(name, f_pass10_t, j, a, b, c, d, e, f, g, h, i, j)
-#define F_PASS11(name)                                                                         \
-    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *,  \
-              void *);                                                                         \
-    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i, \
-              void *j, void *k) F_PASS_BODY(name, f_pass11_t, k, a, b, c, d, e, f, g, h, i, j, k)
-#define F_PASS12(name)                                                                         \
-    void name(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *,  \
-              void *, void *);                                                                 \
-    void name(void *a, void *b, void *c, void *d, void *e, void *f, void *g, void *h, void *i, \
-              void *j, void *k, void *l) F_PASS_BODY(name, f_pass12_t, l, a, b, c, d, e, f, g, h, i, j, k, l)
+    } while (0)
 
-SHIM_F77_NAMES(F_PASS9, mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER)
-SHIM_F77_NAMES(F_PASS10, mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV)
-SHIM_F77_NAMES(F_PASS9, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL)
-SHIM_F77_NAMES(F_PASS11, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV)
-SHIM_F77_NAMES(F_PASS11, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW)
+static void f_give(MPI_Fint *request, MPI_Request r, int rc, MPI_Fint *ierr)
+{
+    if (rc == MPI_SUCCESS)
+        *request = PMPI_Request_c2f(r);
+    f_set(ierr, rc);
+}
+
+/* allgather (alltoall = 0) and alltoall (1); info is NULL for the
+ * nonblocking form, the Fortran info of the persistent one otherwise. */
+static void f_ineighbor_fixed(int alltoall, void *next, void *sb, MPI_Fint *sc, MPI_Fint *st,
+                              void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *comm,
+                              MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = info ? (alltoall ? "MPI_Neighbor_alltoall_init"
+                                        : "MPI_Neighbor_allgather_init")
+                            : (alltoall ? "MPI_Ineighbor_alltoall" : "MPI_Ineighbor_allgather");
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sb, rb)) {
+        if (info)
+            F_PASS(next, comm, func, ierr, f_pass10_t, sb, sc, st, rb, rc, rt, comm, info,
+                   request, ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass9_t, sb, sc, st, rb, rc, rt, comm, request,
+                   ierr);
+        return;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Datatype s = PMPI_Type_f2c(*st), t = PMPI_Type_f2c(*rt);
+    int n = (int)*sc, m = (int)*rc, code;
 #if MPI_VERSION >= 4
-SHIM_F77_NAMES(F_PASS10, mpi_neighbor_allgather_init, MPI_NEIGHBOR_ALLGATHER_INIT)
-SHIM_F77_NAMES(F_PASS11, mpi_neighbor_allgatherv_init, MPI_NEIGHBOR_ALLGATHERV_INIT)
-SHIM_F77_NAMES(F_PASS10, mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT)
-SHIM_F77_NAMES(F_PASS12, mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT)
-SHIM_F77_NAMES(F_PASS12, mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT)
+    if (info)
+        code = (alltoall ? mpitopo__shim_neighbor_alltoall_init
+                         : mpitopo__shim_neighbor_allgather_init)(sb, n, s, rb, m, t, c,
+                                                                  PMPI_Info_f2c(*info), &r);
+    else
 #endif
+        code = (alltoall ? mpitopo__shim_ineighbor_alltoall
+                         : mpitopo__shim_ineighbor_allgather)(sb, n, s, rb, m, t, c, &r);
+    f_give(request, r, code, ierr);
+}
+
+static void f_ineighbor_allgatherv(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb,
+                                   MPI_Fint *rcs, MPI_Fint *d, MPI_Fint *rt, MPI_Fint *comm,
+                                   MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = info ? "MPI_Neighbor_allgatherv_init" : "MPI_Ineighbor_allgatherv";
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sb, rb)) {
+        if (info)
+            F_PASS(next, comm, func, ierr, f_pass11_t, sb, sc, st, rb, rcs, d, rt, comm, info,
+                   request, ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass10_t, sb, sc, st, rb, rcs, d, rt, comm, request,
+                   ierr);
+        return;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    int in, out, code;
+    f_degrees(c, &in, &out);
+    f_conv_t a = {0};
+    const int *counts = f_conv_ints(&a, rcs, in), *displs = f_conv_ints(&a, d, in);
+    MPI_Datatype s = PMPI_Type_f2c(*st), t = PMPI_Type_f2c(*rt);
+    if (a.failed)
+        code = f_no_mem(func, c);
+#if MPI_VERSION >= 4
+    else if (info)
+        code = mpitopo__shim_neighbor_allgatherv_init(sb, (int)*sc, s, rb, counts, displs, t, c,
+                                                      PMPI_Info_f2c(*info), &r);
+#endif
+    else
+        code = mpitopo__shim_ineighbor_allgatherv(sb, (int)*sc, s, rb, counts, displs, t, c, &r);
+    f_conv_free(&a);
+    f_give(request, r, code, ierr);
+}
+
+static void f_ineighbor_alltoallv(void *next, void *sb, MPI_Fint *scs, MPI_Fint *sd,
+                                  MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *rd,
+                                  MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info,
+                                  MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = info ? "MPI_Neighbor_alltoallv_init" : "MPI_Ineighbor_alltoallv";
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sb, rb)) {
+        if (info)
+            F_PASS(next, comm, func, ierr, f_pass12_t, sb, scs, sd, st, rb, rcs, rd, rt, comm,
+                   info, request, ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass11_t, sb, scs, sd, st, rb, rcs, rd, rt, comm,
+                   request, ierr);
+        return;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    int in, out, code;
+    f_degrees(c, &in, &out);
+    f_conv_t a = {0};
+    const int *sc = f_conv_ints(&a, scs, out), *sdi = f_conv_ints(&a, sd, out);
+    const int *rc = f_conv_ints(&a, rcs, in), *rdi = f_conv_ints(&a, rd, in);
+    MPI_Datatype s = PMPI_Type_f2c(*st), t = PMPI_Type_f2c(*rt);
+    if (a.failed)
+        code = f_no_mem(func, c);
+#if MPI_VERSION >= 4
+    else if (info)
+        code = mpitopo__shim_neighbor_alltoallv_init(sb, sc, sdi, s, rb, rc, rdi, t, c,
+                                                     PMPI_Info_f2c(*info), &r);
+#endif
+    else
+        code = mpitopo__shim_ineighbor_alltoallv(sb, sc, sdi, s, rb, rc, rdi, t, c, &r);
+    f_conv_free(&a);
+    f_give(request, r, code, ierr);
+}
+
+static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint *sd,
+                                  MPI_Fint *sts, void *rb, MPI_Fint *rcs, MPI_Aint *rd,
+                                  MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *info,
+                                  MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = info ? "MPI_Neighbor_alltoallw_init" : "MPI_Ineighbor_alltoallw";
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    if (!f_neighbor_routes(func, c, sb, rb)) {
+        if (info)
+            F_PASS(next, comm, func, ierr, f_pass12_t, sb, scs, sd, sts, rb, rcs, rd, rts, comm,
+                   info, request, ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass11_t, sb, scs, sd, sts, rb, rcs, rd, rts, comm,
+                   request, ierr);
+        return;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    int in, out, code;
+    f_degrees(c, &in, &out);
+    f_conv_t a = {0};
+    const int *sc = f_conv_ints(&a, scs, out), *rc = f_conv_ints(&a, rcs, in);
+    /* mpitopo copies the arrays: they may go when the call returns. */
+    MPI_Datatype *s = f_types(sts, out), *t = f_types(rts, in);
+    if (a.failed || !s || !t)
+        code = f_no_mem(func, c);
+#if MPI_VERSION >= 4
+    else if (info)
+        code = mpitopo__shim_neighbor_alltoallw_init(sb, sc, sd, s, rb, rc, rd, t, c,
+                                                     PMPI_Info_f2c(*info), &r);
+#endif
+    else
+        code = mpitopo__shim_ineighbor_alltoallw(sb, sc, sd, s, rb, rc, rd, t, c, &r);
+    free(s);
+    free(t);
+    f_conv_free(&a);
+    f_give(request, r, code, ierr);
+}
+
+#define INEIGHBOR_FIXED(name, alltoall)                                                        \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *);                                                         \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, NULL, request, ierr);  \
+    }
+#define INEIGHBOR_ALLGATHER(name) INEIGHBOR_FIXED(name, 0)
+#define INEIGHBOR_ALLTOALL(name) INEIGHBOR_FIXED(name, 1)
+#define INEIGHBOR_ALLGATHERV(name)                                                             \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                 \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, NULL, request, ierr);   \
+    }
+#define INEIGHBOR_ALLTOALLV(name)                                                              \
+    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)   \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,      \
+                              ierr);                                                           \
+    }
+#define INEIGHBOR_ALLTOALLW(name)                                                              \
+    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)   \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,      \
+                              ierr);                                                           \
+    }
+
+SHIM_F77_NAMES(INEIGHBOR_ALLGATHER, mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER)
+SHIM_F77_NAMES(INEIGHBOR_ALLGATHERV, mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV)
+SHIM_F77_NAMES(INEIGHBOR_ALLTOALL, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL)
+SHIM_F77_NAMES(INEIGHBOR_ALLTOALLV, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV)
+SHIM_F77_NAMES(INEIGHBOR_ALLTOALLW, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW)
+
+#if MPI_VERSION >= 4
+#define NEIGHBOR_FIXED_INIT(name, alltoall)                                                    \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)               \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, info, request, ierr);  \
+    }
+#define NEIGHBOR_ALLGATHER_INIT(name) NEIGHBOR_FIXED_INIT(name, 0)
+#define NEIGHBOR_ALLTOALL_INIT(name) NEIGHBOR_FIXED_INIT(name, 1)
+#define NEIGHBOR_ALLGATHERV_INIT(name)                                                         \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, info, request, ierr);   \
+    }
+#define NEIGHBOR_ALLTOALLV_INIT(name)                                                          \
+    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,   \
+              MPI_Fint *ierr)                                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,      \
+                              ierr);                                                           \
+    }
+#define NEIGHBOR_ALLTOALLW_INIT(name)                                                          \
+    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,   \
+              MPI_Fint *ierr)                                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_ineighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,      \
+                              ierr);                                                           \
+    }
+
+SHIM_F77_NAMES(NEIGHBOR_ALLGATHER_INIT, mpi_neighbor_allgather_init, MPI_NEIGHBOR_ALLGATHER_INIT)
+SHIM_F77_NAMES(NEIGHBOR_ALLGATHERV_INIT, mpi_neighbor_allgatherv_init,
+               MPI_NEIGHBOR_ALLGATHERV_INIT)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALL_INIT, mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALLV_INIT, mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALLW_INIT, mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT)
+#endif
+
+/*
+ * Completion, start and free of requests (MPI_WAIT, MPI_TEST, MPI_WAITALL,
+ * MPI_TESTALL, MPI_WAITANY, MPI_TESTANY, MPI_WAITSOME, MPI_TESTSOME,
+ * MPI_REQUEST_GET_STATUS, MPI_START, MPI_STARTALL, MPI_REQUEST_FREE,
+ * MPI_CANCEL of mpif.h and `use mpi`). Open MPI's mpi_wait_ (ompi_wait_f)
+ * calls the C PMPI_Wait, so only a Fortran symbol can see a routed request
+ * there; MPICH's calls the C MPI_Wait, which the shim defines too, and the
+ * Fortran symbol gives both MPIs one path. When no routed request exists
+ * (one atomic load), or none of the call's requests is one, the call goes
+ * to MPI's own Fortran subroutine unchanged. Otherwise the handles are
+ * converted (MPI_Request_f2c), the C binding's code runs (shim_requests.c:
+ * mixed arrays poll both kinds), and handles, statuses (MPI_Status_c2f;
+ * Fortran's MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are MPI_F_STATUS_IGNORE
+ * and MPI_F_STATUSES_IGNORE), 1-based indices and LOGICAL flags
+ * (gfortran's .TRUE. is 1; see the top of this file) go back; ierror gets
+ * the C result. MPI_UNDEFINED stays MPI_UNDEFINED. (MPICH 4.0's own
+ * MPI_WAITANY and MPI_TESTANY add 1 to it too, returning -32765 when no
+ * request is active: objdump of pmpi_waitany_ in libmpichfort. Arrays
+ * without a routed request still get that, as before.)
+ */
+#ifdef MPI_F_STATUS_SIZE
+#define F_STATUS_SIZE MPI_F_STATUS_SIZE
+#else
+/* Open MPI 4.1 (MPI-3): its Fortran MPI_STATUS_SIZE is its C status in
+ * INTEGERs (6). */
+#define F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+#endif
+#define F_REQS_LOCAL 16
+
+/* A Fortran request array as C requests, with room for C statuses and
+ * indices. */
+typedef struct f_reqs {
+    MPI_Request *req;
+    MPI_Status *st; /* MPI_STATUSES_IGNORE when the program ignores them */
+    int *idx;
+    MPI_Request req_local[F_REQS_LOCAL];
+    MPI_Status st_local[F_REQS_LOCAL];
+    int idx_local[F_REQS_LOCAL];
+} f_reqs_t;
+
+static void f_reqs_free(f_reqs_t *a)
+{
+    if (a->req != a->req_local)
+        free(a->req);
+    if (a->st != a->st_local && a->st != MPI_STATUSES_IGNORE)
+        free(a->st);
+    if (a->idx != a->idx_local)
+        free(a->idx);
+}
+
+/* Convert the n requests of f when one of them is routed: 1 (a to be
+ * freed with f_reqs_free), 0 when none is (MPI's own call takes them),
+ * -1 out of memory. statuses: the Fortran status array (or NULL: the call
+ * has none); indices: whether the call returns indices. */
+static int f_reqs_in(f_reqs_t *a, const MPI_Fint *f, int n, const MPI_Fint *statuses,
+                     int indices)
+{
+    if (n <= 0 || !mpitopo__shim_requests_live())
+        return 0;
+    size_t k = (size_t)n;
+    int big = n > F_REQS_LOCAL, ours = 0;
+    int want_st = statuses && statuses != MPI_F_STATUSES_IGNORE;
+    a->req = big ? malloc(k * sizeof *a->req) : a->req_local;
+    a->st = !want_st ? MPI_STATUSES_IGNORE : big ? malloc(k * sizeof *a->st) : a->st_local;
+    a->idx = !indices ? NULL : big ? malloc(k * sizeof *a->idx) : a->idx_local;
+    if (!a->req || (want_st && !a->st) || (indices && !a->idx)) {
+        f_reqs_free(a);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        a->req[i] = PMPI_Request_f2c(f[i]);
+        ours |= mpitopo__shim_request_ours(a->req[i]);
+    }
+    if (!ours)
+        f_reqs_free(a);
+    return ours;
+}
+
+/* The C requests back into the Fortran array. */
+static void f_reqs_out(const f_reqs_t *a, MPI_Fint *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        f[i] = PMPI_Request_c2f(a->req[i]);
+}
+
+/* C statuses [from, to) back into the Fortran array. */
+static void f_statuses_out(const f_reqs_t *a, MPI_Fint *f, int from, int to)
+{
+    for (int i = from; a->st != MPI_STATUSES_IGNORE && i < to; i++)
+        PMPI_Status_c2f(&a->st[i], f + (size_t)i * F_STATUS_SIZE);
+}
+
+static int f_reqs_no_mem(const char *func)
+{
+    return mpitopo__shim_raise(func, MPI_COMM_WORLD, MPI_ERR_NO_MEM,
+                               "out of memory converting the Fortran request array");
+}
+
+/* One Fortran request: its C handle when routed (1), else 0. */
+static int f_req_in(const MPI_Fint *f, MPI_Request *c)
+{
+    if (!mpitopo__shim_requests_live())
+        return 0;
+    *c = PMPI_Request_f2c(*f);
+    return mpitopo__shim_request_ours(*c);
+}
+
+/* A Fortran status as a C one, or MPI_STATUS_IGNORE. */
+static MPI_Status *f_status_in(const MPI_Fint *status, MPI_Status *c)
+{
+    return status == MPI_F_STATUS_IGNORE ? MPI_STATUS_IGNORE : c;
+}
+
+static void f_status_out(const MPI_Status *c, MPI_Fint *status)
+{
+    if (c != MPI_STATUS_IGNORE)
+        PMPI_Status_c2f(c, status);
+}
+
+typedef void (*f_req1_t)(MPI_Fint *, MPI_Fint *);
+typedef void (*f_req2_t)(MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void (*f_req3_t)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void (*f_req4_t)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void (*f_req5_t)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                         MPI_Fint *);
+
+/* MPI's own subroutine, or MPI_ERR_INTERN in ierr. */
+#define F_OWN(next, func, ierr, type, ...)                                                     \
+    do {                                                                                       \
+        if (next)                                                                              \
+            ((type)(next))(__VA_ARGS__);                                                       \
+        else                                                                                   \
+            f_set(ierr, mpitopo__shim_raise(func, MPI_COMM_WORLD, MPI_ERR_INTERN,              \
+                                            "the MPI's own Fortran subroutine is not found")); \
+    } while (0)
+
+static void f_wait(void *next, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request c;
+    MPI_Status cs, *s = f_status_in(status, &cs);
+    if (!f_req_in(request, &c)) {
+        F_OWN(next, "MPI_Wait", ierr, f_req2_t, request, status, ierr);
+        return;
+    }
+    int rc = mpitopo__shim_wait(&c, s);
+    *request = PMPI_Request_c2f(c);
+    f_status_out(s, status);
+    f_set(ierr, rc);
+}
+
+static void f_test(void *next, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status,
+                   MPI_Fint *ierr)
+{
+    MPI_Request c;
+    MPI_Status cs, *s = f_status_in(status, &cs);
+    int cflag = 0;
+    if (!f_req_in(request, &c)) {
+        F_OWN(next, "MPI_Test", ierr, f_req3_t, request, flag, status, ierr);
+        return;
+    }
+    int rc = mpitopo__shim_test(&c, &cflag, s);
+    *request = PMPI_Request_c2f(c);
+    *flag = cflag != 0;
+    if (cflag)
+        f_status_out(s, status);
+    f_set(ierr, rc);
+}
+
+static void f_request_get_status(void *next, MPI_Fint *request, MPI_Fint *flag,
+                                 MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request c;
+    MPI_Status cs, *s = f_status_in(status, &cs);
+    int cflag = 0;
+    if (!f_req_in(request, &c)) {
+        F_OWN(next, "MPI_Request_get_status", ierr, f_req3_t, request, flag, status, ierr);
+        return;
+    }
+    int rc = mpitopo__shim_request_get_status(c, &cflag, s);
+    *flag = cflag != 0;
+    if (cflag)
+        f_status_out(s, status);
+    f_set(ierr, rc);
+}
+
+/* MPI_START (kind 0), MPI_REQUEST_FREE (1), MPI_CANCEL (2). */
+static void f_request_op(int kind, void *next, MPI_Fint *request, MPI_Fint *ierr)
+{
+    static const char *const funcs[] = {"MPI_Start", "MPI_Request_free", "MPI_Cancel"};
+    static int (*const ops[])(MPI_Request *) = {mpitopo__shim_start, mpitopo__shim_request_free,
+                                                mpitopo__shim_cancel};
+    MPI_Request c;
+    if (!f_req_in(request, &c)) {
+        F_OWN(next, funcs[kind], ierr, f_req1_t, request, ierr);
+        return;
+    }
+    int rc = ops[kind](&c);
+    *request = PMPI_Request_c2f(c);
+    f_set(ierr, rc);
+}
+
+static void f_startall(void *next, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
+{
+    f_reqs_t a;
+    int n = (int)*count, got = f_reqs_in(&a, requests, n, NULL, 0);
+    if (got <= 0) {
+        if (got < 0)
+            f_set(ierr, f_reqs_no_mem("MPI_Startall"));
+        else
+            F_OWN(next, "MPI_Startall", ierr, f_req2_t, count, requests, ierr);
+        return;
+    }
+    int rc = mpitopo__shim_startall(n, a.req);
+    f_reqs_out(&a, requests, n);
+    f_reqs_free(&a);
+    f_set(ierr, rc);
+}
+
+static void f_waitall(void *next, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses,
+                      MPI_Fint *ierr)
+{
+    f_reqs_t a;
+    int n = (int)*count, got = f_reqs_in(&a, requests, n, statuses, 0);
+    if (got <= 0) {
+        if (got < 0)
+            f_set(ierr, f_reqs_no_mem("MPI_Waitall"));
+        else
+            F_OWN(next, "MPI_Waitall", ierr, f_req3_t, count, requests, statuses, ierr);
+        return;
+    }
+    int rc = mpitopo__shim_waitall(n, a.req, a.st);
+    f_reqs_out(&a, requests, n);
+    f_statuses_out(&a, statuses, 0, n);
+    f_reqs_free(&a);
+    f_set(ierr, rc);
+}
+
+static void f_testall(void *next, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag,
+                      MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    f_reqs_t a;
+    int n = (int)*count, cflag = 0, got = f_reqs_in(&a, requests, n, statuses, 0);
+    if (got <= 0) {
+        if (got < 0)
+            f_set(ierr, f_reqs_no_mem("MPI_Testall"));
+        else
+            F_OWN(next, "MPI_Testall", ierr, f_req4_t, count, requests, flag, statuses, ierr);
+        return;
+    }
+    int rc = mpitopo__shim_testall(n, a.req, &cflag, a.st);
+    f_reqs_out(&a, requests, n);
+    *flag = cflag != 0;
+    if (cflag)
+        f_statuses_out(&a, statuses, 0, n);
+    f_reqs_free(&a);
+    f_set(ierr, rc);
+}
+
+/* MPI_WAITANY (flag NULL) and MPI_TESTANY: Fortran's index is 1-based,
+ * MPI_UNDEFINED as it is. */
+static void f_anyone(void *next, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
+                     MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+    const char *func = flag ? "MPI_Testany" : "MPI_Waitany";
+    f_reqs_t a;
+    MPI_Status cs, *s = f_status_in(status, &cs);
+    int n = (int)*count, cflag = 1, i = MPI_UNDEFINED, got = f_reqs_in(&a, requests, n, NULL, 0);
+    if (got <= 0) {
+        if (got < 0)
+            f_set(ierr, f_reqs_no_mem(func));
+        else if (flag)
+            F_OWN(next, func, ierr, f_req5_t, count, requests, index, flag, status, ierr);
+        else
+            F_OWN(next, func, ierr, f_req4_t, count, requests, index, status, ierr);
+        return;
+    }
+    int rc = flag ? mpitopo__shim_testany(n, a.req, &i, &cflag, s)
+                  : mpitopo__shim_waitany(n, a.req, &i, s);
+    f_reqs_out(&a, requests, n);
+    f_reqs_free(&a);
+    if (flag)
+        *flag = cflag != 0;
+    if (cflag) {
+        *index = i == MPI_UNDEFINED ? MPI_UNDEFINED : i + 1;
+        f_status_out(s, status);
+    }
+    f_set(ierr, rc);
+}
+
+/* MPI_WAITSOME (wait = 1) and MPI_TESTSOME: indices 1-based. */
+static void f_some(int wait, void *next, MPI_Fint *incount, MPI_Fint *requests,
+                   MPI_Fint *outcount, MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    const char *func = wait ? "MPI_Waitsome" : "MPI_Testsome";
+    f_reqs_t a;
+    int n = (int)*incount, out = 0, got = f_reqs_in(&a, requests, n, statuses, 1);
+    if (got <= 0) {
+        if (got < 0)
+            f_set(ierr, f_reqs_no_mem(func));
+        else
+            F_OWN(next, func, ierr, f_req5_t, incount, requests, outcount, indices, statuses,
+                  ierr);
+        return;
+    }
+    int rc = wait ? mpitopo__shim_waitsome(n, a.req, &out, a.idx, a.st)
+                  : mpitopo__shim_testsome(n, a.req, &out, a.idx, a.st);
+    f_reqs_out(&a, requests, n);
+    *outcount = out;
+    if (out != MPI_UNDEFINED) {
+        for (int i = 0; i < out; i++)
+            indices[i] = a.idx[i] + 1;
+        f_statuses_out(&a, statuses, 0, out);
+    }
+    f_reqs_free(&a);
+    f_set(ierr, rc);
+}
+
+#define F_WAIT(name)                                                                           \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)                             \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_wait(next, request, status, ierr);                                                   \
+    }
+#define F_TEST(name)                                                                           \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)             \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_test(next, request, flag, status, ierr);                                             \
+    }
+#define F_REQUEST_GET_STATUS(name)                                                             \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)             \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_request_get_status(next, request, flag, status, ierr);                               \
+    }
+#define F_REQUEST_OP(name, kind)                                                               \
+    void name(MPI_Fint *, MPI_Fint *);                                                         \
+    void name(MPI_Fint *request, MPI_Fint *ierr)                                               \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_request_op(kind, next, request, ierr);                                               \
+    }
+#define F_START(name) F_REQUEST_OP(name, 0)
+#define F_REQUEST_FREE(name) F_REQUEST_OP(name, 1)
+#define F_CANCEL(name) F_REQUEST_OP(name, 2)
+#define F_STARTALL(name)                                                                       \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)                             \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_startall(next, count, requests, ierr);                                               \
+    }
+#define F_WAITALL(name)                                                                        \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)         \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_waitall(next, count, requests, statuses, ierr);                                      \
+    }
+#define F_TESTALL(name)                                                                        \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
+    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses,         \
+              MPI_Fint *ierr)                                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_testall(next, count, requests, flag, statuses, ierr);                                \
+    }
+#define F_WAITANY(name)                                                                        \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
+    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,          \
+              MPI_Fint *ierr)                                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_anyone(next, count, requests, index, NULL, status, ierr);                            \
+    }
+#define F_TESTANY(name)                                                                        \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);         \
+    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,            \
+              MPI_Fint *status, MPI_Fint *ierr)                                                \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_anyone(next, count, requests, index, flag, status, ierr);                            \
+    }
+#define F_SOME(name, wait)                                                                     \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);         \
+    void name(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,    \
+              MPI_Fint *statuses, MPI_Fint *ierr)                                              \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_some(wait, next, incount, requests, outcount, indices, statuses, ierr);              \
+    }
+#define F_WAITSOME(name) F_SOME(name, 1)
+#define F_TESTSOME(name) F_SOME(name, 0)
+
+SHIM_F77_NAMES(F_WAIT, mpi_wait, MPI_WAIT)
+SHIM_F77_NAMES(F_TEST, mpi_test, MPI_TEST)
+SHIM_F77_NAMES(F_REQUEST_GET_STATUS, mpi_request_get_status, MPI_REQUEST_GET_STATUS)
+SHIM_F77_NAMES(F_START, mpi_start, MPI_START)
+SHIM_F77_NAMES(F_STARTALL, mpi_startall, MPI_STARTALL)
+SHIM_F77_NAMES(F_REQUEST_FREE, mpi_request_free, MPI_REQUEST_FREE)
+SHIM_F77_NAMES(F_CANCEL, mpi_cancel, MPI_CANCEL)
+SHIM_F77_NAMES(F_WAITALL, mpi_waitall, MPI_WAITALL)
+SHIM_F77_NAMES(F_TESTALL, mpi_testall, MPI_TESTALL)
+SHIM_F77_NAMES(F_WAITANY, mpi_waitany, MPI_WAITANY)
+SHIM_F77_NAMES(F_TESTANY, mpi_testany, MPI_TESTANY)
+SHIM_F77_NAMES(F_WAITSOME, mpi_waitsome, MPI_WAITSOME)
+SHIM_F77_NAMES(F_TESTSOME, mpi_testsome, MPI_TESTSOME)

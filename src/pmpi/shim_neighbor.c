@@ -23,9 +23,10 @@
  * calls routed to mpitopo (a persistent operation once, at its _init), so
  * that a test can tell interception happened.
  *
- * The Fortran bindings (shim_fortran.c) route the blocking calls through
- * the mpitopo__shim_neighbor_* functions below; Fortran's nonblocking and
- * persistent forms stay MPI's own (mpitopo__shim_fortran_passing).
+ * The Fortran bindings of mpif.h and `use mpi` (shim_fortran.c) route
+ * through the mpitopo__shim_* functions below; a Fortran call they leave
+ * to MPI stays MPI's own in the C bindings too
+ * (mpitopo__shim_fortran_passing).
  */
 #include <mpi.h>
 #include <mpitopo.h>
@@ -196,9 +197,9 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
 
 /* Nonblocking: the request handed out is made by mpitopo__shim_request_give. */
 
-int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
+int mpitopo__shim_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request *request)
 {
     static const char func[] = "MPI_Ineighbor_allgather";
     if (!takes_request(func, comm))
@@ -210,9 +211,9 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
     return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
 }
 
-int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int mpitopo__shim_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     static const char func[] = "MPI_Ineighbor_allgatherv";
     if (!takes_request(func, comm))
@@ -224,9 +225,9 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
 }
 
-int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                           MPI_Request *request)
+int mpitopo__shim_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request)
 {
     static const char func[] = "MPI_Ineighbor_alltoall";
     if (!takes_request(func, comm))
@@ -238,10 +239,10 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
     return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
 }
 
-int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
+int mpitopo__shim_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     static const char func[] = "MPI_Ineighbor_alltoallv";
     if (!takes_request(func, comm))
@@ -253,10 +254,11 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
 }
 
-int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                            MPI_Comm comm, MPI_Request *request)
+int mpitopo__shim_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                      void *recvbuf, const int recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                      MPI_Comm comm, MPI_Request *request)
 {
     static const char func[] = "MPI_Ineighbor_alltoallw";
     if (!takes_request(func, comm))
@@ -268,12 +270,54 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
     return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
 }
 
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return mpitopo__shim_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, request);
+}
+
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return mpitopo__shim_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                              displs, recvtype, comm, request);
+}
+
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    return mpitopo__shim_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm, request);
+}
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return mpitopo__shim_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                             recvcounts, rdispls, recvtype, comm, request);
+}
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return mpitopo__shim_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                             recvcounts, rdispls, recvtypes, comm, request);
+}
+
 #if MPI_VERSION >= 4
 /* Persistent (MPI-4). */
 
-int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int mpitopo__shim_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     static const char func[] = "MPI_Neighbor_allgather_init";
     if (!takes_request(func, comm))
@@ -285,10 +329,11 @@ int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype
     return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
 }
 
-int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, const int recvcounts[], const int displs[],
-                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
+int mpitopo__shim_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf,
+                                           const int recvcounts[], const int displs[],
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                           MPI_Request *request)
 {
     static const char func[] = "MPI_Neighbor_allgatherv_init";
     if (!takes_request(func, comm))
@@ -300,9 +345,9 @@ int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatyp
     return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
 }
 
-int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                               MPI_Info info, MPI_Request *request)
+int mpitopo__shim_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     static const char func[] = "MPI_Neighbor_alltoall_init";
     if (!takes_request(func, comm))
@@ -314,10 +359,11 @@ int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype 
     return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
 }
 
-int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
+int mpitopo__shim_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                          const int recvcounts[], const int rdispls[],
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                          MPI_Request *request)
 {
     static const char func[] = "MPI_Neighbor_alltoallv_init";
     if (!takes_request(func, comm))
@@ -329,11 +375,11 @@ int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], con
     return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
 }
 
-int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                MPI_Request *request)
+int mpitopo__shim_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                          void *recvbuf, const int recvcounts[],
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     static const char func[] = "MPI_Neighbor_alltoallw_init";
     if (!takes_request(func, comm))
@@ -343,5 +389,50 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
     int rc = mpitopo_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                              recvcounts, rdispls, recvtypes, comm, info, &m);
     return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    return mpitopo__shim_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                 recvtype, comm, info, request);
+}
+
+int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    return mpitopo__shim_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                                  displs, recvtype, comm, info, request);
+}
+
+int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Info info, MPI_Request *request)
+{
+    return mpitopo__shim_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                recvtype, comm, info, request);
+}
+
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    return mpitopo__shim_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                                 recvcounts, rdispls, recvtype, comm, info,
+                                                 request);
+}
+
+int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request)
+{
+    return mpitopo__shim_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                                 recvcounts, rdispls, recvtypes, comm, info,
+                                                 request);
 }
 #endif /* MPI_VERSION >= 4 */

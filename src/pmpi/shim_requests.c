@@ -19,7 +19,9 @@
  * start, free or inspect requests:
  *   MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Waitsome, MPI_Test,
  *   MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Request_get_status,
- *   MPI_Request_free, MPI_Start, MPI_Startall, MPI_Cancel.
+ *   MPI_Request_free, MPI_Start, MPI_Startall, MPI_Cancel
+ * (their code is in mpitopo__shim_wait, ..., which the Fortran bindings
+ * of shim_fortran.c call with converted handles).
  * For a handle in the table the schedule is completed (or tested) first,
  * and only then does the PMPI call complete the handle itself, so the
  * program sees MPI's semantics: a nonblocking handle becomes
@@ -173,6 +175,16 @@ static shim_req_t *find(const MPI_Request *h)
     return r;
 }
 
+int mpitopo__shim_requests_live(void)
+{
+    return atomic_load_explicit(&live, memory_order_acquire) != 0;
+}
+
+int mpitopo__shim_request_ours(MPI_Request request)
+{
+    return find(&request) != NULL;
+}
+
 int mpitopo__shim_request_give(const char *func, MPI_Comm comm, int rc, mpitopo_request_t mreq,
                                int persistent, MPI_Request *request)
 {
@@ -320,7 +332,7 @@ static MPI_Status *status_at(MPI_Status *sts, int i)
     return sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
 }
 
-int MPI_Wait(MPI_Request *request, MPI_Status *status)
+int mpitopo__shim_wait(MPI_Request *request, MPI_Status *status)
 {
     shim_req_t *r = find(request);
     if (!r)
@@ -329,7 +341,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     return finish("MPI_Wait", r, request, status, 0);
 }
 
-int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+int mpitopo__shim_test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     shim_req_t *r = find(request);
     if (!r)
@@ -342,7 +354,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return finish("MPI_Test", r, request, status, 0);
 }
 
-int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+int mpitopo__shim_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     shim_req_t *r = find(&request);
     if (!r)
@@ -401,7 +413,7 @@ static int finish_ours(const char *func, const mixed_t *m, int n, MPI_Request re
     return sts != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : failed;
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+int mpitopo__shim_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     mixed_t m;
     if (!mixed_init(&m, count, requests))
@@ -416,7 +428,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     return rc;
 }
 
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+int mpitopo__shim_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
     mixed_t m;
     if (!mixed_init(&m, count, requests))
@@ -463,7 +475,8 @@ static int testany(const char *func, const mixed_t *m, int n, MPI_Request reqs[]
     return rc;
 }
 
-int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+int mpitopo__shim_testany(int count, MPI_Request requests[], int *index, int *flag,
+                          MPI_Status *status)
 {
     mixed_t m;
     if (!mixed_init(&m, count, requests))
@@ -475,7 +488,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     return rc;
 }
 
-int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+int mpitopo__shim_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
     mixed_t m;
     if (!mixed_init(&m, count, requests))
@@ -522,7 +535,7 @@ static int testsome(const char *func, const mixed_t *m, int n, MPI_Request reqs[
     return rc;
 }
 
-int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+int mpitopo__shim_testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
     mixed_t m;
@@ -535,7 +548,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
     return rc;
 }
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+int mpitopo__shim_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
     mixed_t m;
@@ -552,7 +565,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     return rc;
 }
 
-int MPI_Request_free(MPI_Request *request)
+int mpitopo__shim_request_free(MPI_Request *request)
 {
     shim_req_t *r = find(request);
     if (!r)
@@ -567,7 +580,7 @@ int MPI_Request_free(MPI_Request *request)
     return mrc;
 }
 
-int MPI_Cancel(MPI_Request *request)
+int mpitopo__shim_cancel(MPI_Request *request)
 {
     shim_req_t *r = find(request);
     if (!r)
@@ -577,7 +590,7 @@ int MPI_Cancel(MPI_Request *request)
                                "cancelled");
 }
 
-int MPI_Start(MPI_Request *request)
+int mpitopo__shim_start(MPI_Request *request)
 {
     shim_req_t *r = find(request);
     if (!r || !r->persistent)
@@ -589,7 +602,7 @@ int MPI_Start(MPI_Request *request)
     return PMPI_Start(request);
 }
 
-int MPI_Startall(int count, MPI_Request requests[])
+int mpitopo__shim_startall(int count, MPI_Request requests[])
 {
     mixed_t m;
     if (!mixed_init(&m, count, requests))
@@ -624,4 +637,74 @@ int MPI_Startall(int count, MPI_Request requests[])
         free(ms);
     mixed_free(&m);
     return rc;
+}
+
+/* The C bindings; the Fortran ones (shim_fortran.c) call the same
+ * functions for arrays that hold a routed request. */
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    return mpitopo__shim_wait(request, status);
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return mpitopo__shim_test(request, flag, status);
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    return mpitopo__shim_request_get_status(request, flag, status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    return mpitopo__shim_waitall(count, requests, statuses);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    return mpitopo__shim_testall(count, requests, flag, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    return mpitopo__shim_waitany(count, requests, index, status);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    return mpitopo__shim_testany(count, requests, index, flag, status);
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    return mpitopo__shim_waitsome(incount, requests, outcount, indices, statuses);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    return mpitopo__shim_testsome(incount, requests, outcount, indices, statuses);
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    return mpitopo__shim_request_free(request);
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    return mpitopo__shim_cancel(request);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    return mpitopo__shim_start(request);
+}
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+    return mpitopo__shim_startall(count, requests);
 }
