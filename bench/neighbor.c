@@ -475,8 +475,12 @@ static void persistent_init(variant_t *v, enum op op, bufs_t *b, long size, int 
 #endif
     }
     double t = MPI_Wtime() - t0;
-    if (err != MPI_SUCCESS)
-        die("persistent init failed");
+    if (err != MPI_SUCCESS) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "persistent init failed (%d): %s", err,
+                 v->host ? "the host MPI's" : mpitopo_last_error());
+        die(msg);
+    }
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (first)
         v->init_us = t * 1e6;

@@ -122,6 +122,12 @@ for topo in $topos; do
     echo "-- $topo: smpirun failed, see $out"
     continue
   fi
+  # A rank that aborts or a simulated deadlock ends SMPI with status 0 and
+  # buffered output lost: no table means the run failed.
+  if ! grep -q '^# Size' "$out"; then
+    echo "-- $topo: no result table (a rank failed or the simulation deadlocked), see $out"
+    continue
+  fi
   echo "-- $topo, schedules $list: $(($(date +%s) - t0)) s of simulation ($out)"
   grep -h '^# \(in\|out\)-degree' "$out" | sed "s/^#/   /"
   for op in allgather alltoall; do

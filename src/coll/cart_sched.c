@@ -571,17 +571,19 @@ static void unpacks(builder_t *b)
     b->r->round_start[++b->round] = b->nops;
 }
 
-static int block_bytes(const side_t *side, int *bytes, const char *func)
+/* Bytes of one block of side; a message carries at most k of them
+ * (k offsets), which must fit an int. */
+static int block_bytes(const side_t *side, int k, int *bytes, const char *func)
 {
     int size, rc = PMPI_Type_size(side->type, &size);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     long long v = (long long)size * side->count;
-    if (v > INT_MAX / MAX_OFFSETS)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
-                                 "%s = %d of %d-byte elements is too large to forward (use the "
-                                 "linear schedule)",
-                                 side->count_name, side->count, size);
+    if (v > INT_MAX / (k > 0 ? k : 1))
+        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+                                 "%s = %d of %d-byte elements: a message of %d such blocks "
+                                 "is too large to forward (use the linear schedule)",
+                                 side->count_name, side->count, size, k);
     *bytes = (int)v;
     return MPITOPO_SUCCESS;
 }
@@ -955,9 +957,9 @@ static int fixed_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv
 {
     const struct mpitopo__stencil *s = n->stencil;
     builder_t b = {.s = s, .send = send, .recv = recv, .alltoall = send->mode == SIDE_BLOCK};
-    int rc = block_bytes(send, &b.sb, func);
+    int rc = block_bytes(send, s->k, &b.sb, func);
     if (rc == MPITOPO_SUCCESS)
-        rc = block_bytes(recv, &b.rb, func);
+        rc = block_bytes(recv, s->k, &b.rb, func);
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo__nbr_tags(n, s->ndims > 0 ? s->ndims : 1, &b.base, func);
     if (rc != MPITOPO_SUCCESS)

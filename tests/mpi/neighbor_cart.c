@@ -781,6 +781,8 @@ static void one_case(int ndims, const int *dims, const int *periods, int radius,
         run_forms(&g, 1);
         if (ndims <= 2) /* (above the "auto" limit; one size is enough deeper) */
             run_forms(&g, 300);
+        if (ndims == 2) /* 4 KiB blocks: a message carries several */
+            run_forms(&g, 1024);
         run_vforms(&g);
         check_truncate(&g);
         check_schedule(&g);
