@@ -520,198 +520,19 @@ static MPI_Datatype *f_types(const MPI_Fint *f, int n)
     return t;
 }
 
-typedef void (*f_fixed_t)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,
-                          MPI_Fint *, MPI_Fint *);
-
-/* allgather (alltoall = 0) and alltoall (1): the same arguments. */
-static void f_neighbor_fixed(int alltoall, void *next, void *sendbuf, MPI_Fint *sendcount,
-                             MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
-                             MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
-{
-    const char *func = alltoall ? "MPI_Neighbor_alltoall" : "MPI_Neighbor_allgather";
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
-        if (next)
-            ((f_fixed_t)next)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              ierr);
-        else
-            f_set(ierr, f_no_next(func, comm));
-        return;
-    }
-    int (*run)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) =
-        alltoall ? mpitopo__shim_neighbor_alltoall : mpitopo__shim_neighbor_allgather;
-    f_set(ierr, run(sendbuf, (int)*sendcount, PMPI_Type_f2c(*sendtype), recvbuf,
-                    (int)*recvcount, PMPI_Type_f2c(*recvtype), c));
-}
-
-typedef void (*f_allgatherv_t)(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,
-                               MPI_Fint *, MPI_Fint *, MPI_Fint *);
-
-static void f_neighbor_allgatherv(void *next, void *sendbuf, MPI_Fint *sendcount,
-                                  MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
-                                  MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm,
-                                  MPI_Fint *ierr)
-{
-    static const char func[] = "MPI_Neighbor_allgatherv";
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
-        if (next)
-            ((f_allgatherv_t)next)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                   recvtype, comm, ierr);
-        else
-            f_set(ierr, f_no_next(func, comm));
-        return;
-    }
-    int in, out, rc;
-    f_degrees(c, &in, &out);
-    f_conv_t a = {0};
-    const int *rc_ = f_conv_ints(&a, recvcounts, in), *d = f_conv_ints(&a, displs, in);
-    if (a.failed)
-        rc = f_no_mem(func, c);
-    else
-        rc = mpitopo__shim_neighbor_allgatherv(sendbuf, (int)*sendcount,
-                                               PMPI_Type_f2c(*sendtype), recvbuf, rc_, d,
-                                               PMPI_Type_f2c(*recvtype), c);
-    f_conv_free(&a);
-    f_set(ierr, rc);
-}
-
-typedef void (*f_alltoallv_t)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
-                              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
-
-static void f_neighbor_alltoallv(void *next, void *sendbuf, MPI_Fint *sendcounts,
-                                 MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf,
-                                 MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype,
-                                 MPI_Fint *comm, MPI_Fint *ierr)
-{
-    static const char func[] = "MPI_Neighbor_alltoallv";
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
-        if (next)
-            ((f_alltoallv_t)next)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                  rdispls, recvtype, comm, ierr);
-        else
-            f_set(ierr, f_no_next(func, comm));
-        return;
-    }
-    int in, out, rc;
-    f_degrees(c, &in, &out);
-    f_conv_t a = {0};
-    const int *sc = f_conv_ints(&a, sendcounts, out), *sd = f_conv_ints(&a, sdispls, out);
-    const int *rcs = f_conv_ints(&a, recvcounts, in), *rd = f_conv_ints(&a, rdispls, in);
-    if (a.failed)
-        rc = f_no_mem(func, c);
-    else
-        rc = mpitopo__shim_neighbor_alltoallv(sendbuf, sc, sd, PMPI_Type_f2c(*sendtype),
-                                              recvbuf, rcs, rd, PMPI_Type_f2c(*recvtype), c);
-    f_conv_free(&a);
-    f_set(ierr, rc);
-}
-
-/* INTEGER(KIND=MPI_ADDRESS_KIND) is MPI_Aint in both MPIs. */
-typedef void (*f_alltoallw_t)(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *,
-                              MPI_Aint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
-
-static void f_neighbor_alltoallw(void *next, void *sendbuf, MPI_Fint *sendcounts,
-                                 MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
-                                 MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
-                                 MPI_Fint *comm, MPI_Fint *ierr)
-{
-    static const char func[] = "MPI_Neighbor_alltoallw";
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    if (!f_neighbor_routes(func, c, sendbuf, recvbuf)) {
-        if (next)
-            ((f_alltoallw_t)next)(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                  rdispls, recvtypes, comm, ierr);
-        else
-            f_set(ierr, f_no_next(func, comm));
-        return;
-    }
-    int in, out, rc;
-    f_degrees(c, &in, &out);
-    f_conv_t a = {0};
-    const int *sc = f_conv_ints(&a, sendcounts, out), *rcs = f_conv_ints(&a, recvcounts, in);
-    MPI_Datatype *st = f_types(sendtypes, out), *rt = f_types(recvtypes, in);
-    if (a.failed || !st || !rt)
-        rc = f_no_mem(func, c);
-    else
-        rc = mpitopo__shim_neighbor_alltoallw(sendbuf, sc, sdispls, st, recvbuf, rcs, rdispls,
-                                              rt, c);
-    free(st);
-    free(rt);
-    f_conv_free(&a);
-    f_set(ierr, rc);
-}
-
-/* The four manglings; not the f08 one (see above). */
-#define SHIM_F77_NAMES(X, lower, upper) X(lower##_) X(lower##__) X(lower) X(upper)
-#define F_NEXT(name)                                                                           \
-    static void *volatile next_;                                                               \
-    void *next = f_next(&next_, #name)
-
-#define NEIGHBOR_ALLGATHER(name)                                                               \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *);                                                                     \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_fixed(0, next, sb, sc, st, rb, rc, rt, comm, ierr);                         \
-    }
-#define NEIGHBOR_ALLTOALL(name)                                                                \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *);                                                                     \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_fixed(1, next, sb, sc, st, rb, rc, rt, comm, ierr);                         \
-    }
-#define NEIGHBOR_ALLGATHERV(name)                                                              \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *);                                                         \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
-              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                                    \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, ierr);                   \
-    }
-#define NEIGHBOR_ALLTOALLV(name)                                                               \
-    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, ierr);               \
-    }
-#define NEIGHBOR_ALLTOALLW(name)                                                               \
-    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, ierr);               \
-    }
-
-SHIM_F77_NAMES(NEIGHBOR_ALLGATHER, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER)
-SHIM_F77_NAMES(NEIGHBOR_ALLGATHERV, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALL, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALLV, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALLW, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW)
-
 /*
- * Nonblocking and persistent neighbourhood collectives. Routed: the shim
- * runs the C binding's code (mpitopo__shim_ineighbor_*, _init) and hands
- * the program the Fortran value of the C request (MPI_Request_c2f), which
- * the completion calls below recognise. Not routed: MPI's own Fortran
+ * One converter per operation serves the three forms: blocking (request
+ * NULL), nonblocking (info NULL) and persistent. Routed: the shim runs the
+ * C binding's code (mpitopo__shim_neighbor_*, _ineighbor_*, _init) and,
+ * for the last two, hands the program the Fortran value of the C request
+ * (MPI_Request_c2f), which the completion calls below recognise. Not routed: MPI's own Fortran
  * subroutine, with the C bindings it may call (MPICH's do) told to pass
  * the call on too (mpitopo__shim_fortran_passing), so that the call stays
  * exactly MPI's own. Every argument is passed by reference (no CHARACTER,
  * so no hidden lengths); ierror is the last.
  */
 #define V void *
+typedef void (*f_pass8_t)(V, V, V, V, V, V, V, V);
 typedef void (*f_pass9_t)(V, V, V, V, V, V, V, V, V);
 typedef void (*f_pass10_t)(V, V, V, V, V, V, V, V, V, V);
 typedef void (*f_pass11_t)(V, V, V, V, V, V, V, V, V, V, V);
@@ -731,25 +552,41 @@ typedef void (*f_pass12_t)(V, V, V, V, V, V, V, V, V, V, V, V);
         mpitopo__shim_fortran_passing--;                                                       \
     } while (0)
 
+/* The result; the request too unless the form is blocking. */
 static void f_give(MPI_Fint *request, MPI_Request r, int rc, MPI_Fint *ierr)
 {
-    if (rc == MPI_SUCCESS)
+    if (request && rc == MPI_SUCCESS)
         *request = PMPI_Request_c2f(r);
     f_set(ierr, rc);
 }
 
-/* allgather (alltoall = 0) and alltoall (1); info is NULL for the
- * nonblocking form, the Fortran info of the persistent one otherwise. */
-static void f_ineighbor_fixed(int alltoall, void *next, void *sb, MPI_Fint *sc, MPI_Fint *st,
-                              void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *comm,
-                              MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+enum { F_ALLGATHER, F_ALLGATHERV, F_ALLTOALL, F_ALLTOALLV, F_ALLTOALLW };
+
+/* The C name of the call: request NULL is the blocking form, info NULL
+ * the nonblocking one, otherwise the persistent one. */
+static const char *f_func(int op, const MPI_Fint *info, const MPI_Fint *request)
 {
-    const char *func = info ? (alltoall ? "MPI_Neighbor_alltoall_init"
-                                        : "MPI_Neighbor_allgather_init")
-                            : (alltoall ? "MPI_Ineighbor_alltoall" : "MPI_Ineighbor_allgather");
+    static const char *const names[][3] = {
+        {"MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", "MPI_Neighbor_allgather_init"},
+        {"MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", "MPI_Neighbor_allgatherv_init"},
+        {"MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", "MPI_Neighbor_alltoall_init"},
+        {"MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", "MPI_Neighbor_alltoallv_init"},
+        {"MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw_init"},
+    };
+    return names[op][!request ? 0 : !info ? 1 : 2];
+}
+
+/* allgather (alltoall = 0) and alltoall (1): the same arguments. */
+static void f_neighbor_fixed(int alltoall, void *next, void *sb, MPI_Fint *sc, MPI_Fint *st,
+                             void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *comm,
+                             MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = f_func(alltoall ? F_ALLTOALL : F_ALLGATHER, info, request);
     MPI_Comm c = PMPI_Comm_f2c(*comm);
     if (!f_neighbor_routes(func, c, sb, rb)) {
-        if (info)
+        if (!request)
+            F_PASS(next, comm, func, ierr, f_pass8_t, sb, sc, st, rb, rc, rt, comm, ierr);
+        else if (info)
             F_PASS(next, comm, func, ierr, f_pass10_t, sb, sc, st, rb, rc, rt, comm, info,
                    request, ierr);
         else
@@ -760,26 +597,31 @@ static void f_ineighbor_fixed(int alltoall, void *next, void *sb, MPI_Fint *sc, 
     MPI_Request r = MPI_REQUEST_NULL;
     MPI_Datatype s = PMPI_Type_f2c(*st), t = PMPI_Type_f2c(*rt);
     int n = (int)*sc, m = (int)*rc, code;
+    if (!request)
+        code = (alltoall ? mpitopo__shim_neighbor_alltoall
+                         : mpitopo__shim_neighbor_allgather)(sb, n, s, rb, m, t, c);
 #if MPI_VERSION >= 4
-    if (info)
+    else if (info)
         code = (alltoall ? mpitopo__shim_neighbor_alltoall_init
                          : mpitopo__shim_neighbor_allgather_init)(sb, n, s, rb, m, t, c,
                                                                   PMPI_Info_f2c(*info), &r);
-    else
 #endif
+    else
         code = (alltoall ? mpitopo__shim_ineighbor_alltoall
                          : mpitopo__shim_ineighbor_allgather)(sb, n, s, rb, m, t, c, &r);
     f_give(request, r, code, ierr);
 }
 
-static void f_ineighbor_allgatherv(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb,
-                                   MPI_Fint *rcs, MPI_Fint *d, MPI_Fint *rt, MPI_Fint *comm,
-                                   MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+static void f_neighbor_allgatherv(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb,
+                                  MPI_Fint *rcs, MPI_Fint *d, MPI_Fint *rt, MPI_Fint *comm,
+                                  MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    const char *func = info ? "MPI_Neighbor_allgatherv_init" : "MPI_Ineighbor_allgatherv";
+    const char *func = f_func(F_ALLGATHERV, info, request);
     MPI_Comm c = PMPI_Comm_f2c(*comm);
     if (!f_neighbor_routes(func, c, sb, rb)) {
-        if (info)
+        if (!request)
+            F_PASS(next, comm, func, ierr, f_pass9_t, sb, sc, st, rb, rcs, d, rt, comm, ierr);
+        else if (info)
             F_PASS(next, comm, func, ierr, f_pass11_t, sb, sc, st, rb, rcs, d, rt, comm, info,
                    request, ierr);
         else
@@ -795,6 +637,8 @@ static void f_ineighbor_allgatherv(void *next, void *sb, MPI_Fint *sc, MPI_Fint 
     MPI_Datatype s = PMPI_Type_f2c(*st), t = PMPI_Type_f2c(*rt);
     if (a.failed)
         code = f_no_mem(func, c);
+    else if (!request)
+        code = mpitopo__shim_neighbor_allgatherv(sb, (int)*sc, s, rb, counts, displs, t, c);
 #if MPI_VERSION >= 4
     else if (info)
         code = mpitopo__shim_neighbor_allgatherv_init(sb, (int)*sc, s, rb, counts, displs, t, c,
@@ -806,15 +650,18 @@ static void f_ineighbor_allgatherv(void *next, void *sb, MPI_Fint *sc, MPI_Fint 
     f_give(request, r, code, ierr);
 }
 
-static void f_ineighbor_alltoallv(void *next, void *sb, MPI_Fint *scs, MPI_Fint *sd,
-                                  MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *rd,
-                                  MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info,
-                                  MPI_Fint *request, MPI_Fint *ierr)
+static void f_neighbor_alltoallv(void *next, void *sb, MPI_Fint *scs, MPI_Fint *sd,
+                                 MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *rd,
+                                 MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,
+                                 MPI_Fint *ierr)
 {
-    const char *func = info ? "MPI_Neighbor_alltoallv_init" : "MPI_Ineighbor_alltoallv";
+    const char *func = f_func(F_ALLTOALLV, info, request);
     MPI_Comm c = PMPI_Comm_f2c(*comm);
     if (!f_neighbor_routes(func, c, sb, rb)) {
-        if (info)
+        if (!request)
+            F_PASS(next, comm, func, ierr, f_pass10_t, sb, scs, sd, st, rb, rcs, rd, rt, comm,
+                   ierr);
+        else if (info)
             F_PASS(next, comm, func, ierr, f_pass12_t, sb, scs, sd, st, rb, rcs, rd, rt, comm,
                    info, request, ierr);
         else
@@ -831,6 +678,8 @@ static void f_ineighbor_alltoallv(void *next, void *sb, MPI_Fint *scs, MPI_Fint 
     MPI_Datatype s = PMPI_Type_f2c(*st), t = PMPI_Type_f2c(*rt);
     if (a.failed)
         code = f_no_mem(func, c);
+    else if (!request)
+        code = mpitopo__shim_neighbor_alltoallv(sb, sc, sdi, s, rb, rc, rdi, t, c);
 #if MPI_VERSION >= 4
     else if (info)
         code = mpitopo__shim_neighbor_alltoallv_init(sb, sc, sdi, s, rb, rc, rdi, t, c,
@@ -842,15 +691,19 @@ static void f_ineighbor_alltoallv(void *next, void *sb, MPI_Fint *scs, MPI_Fint 
     f_give(request, r, code, ierr);
 }
 
-static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint *sd,
-                                  MPI_Fint *sts, void *rb, MPI_Fint *rcs, MPI_Aint *rd,
-                                  MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *info,
-                                  MPI_Fint *request, MPI_Fint *ierr)
+/* INTEGER(KIND=MPI_ADDRESS_KIND) is MPI_Aint in both MPIs. */
+static void f_neighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint *sd,
+                                 MPI_Fint *sts, void *rb, MPI_Fint *rcs, MPI_Aint *rd,
+                                 MPI_Fint *rts, MPI_Fint *comm, MPI_Fint *info,
+                                 MPI_Fint *request, MPI_Fint *ierr)
 {
-    const char *func = info ? "MPI_Neighbor_alltoallw_init" : "MPI_Ineighbor_alltoallw";
+    const char *func = f_func(F_ALLTOALLW, info, request);
     MPI_Comm c = PMPI_Comm_f2c(*comm);
     if (!f_neighbor_routes(func, c, sb, rb)) {
-        if (info)
+        if (!request)
+            F_PASS(next, comm, func, ierr, f_pass10_t, sb, scs, sd, sts, rb, rcs, rd, rts, comm,
+                   ierr);
+        else if (info)
             F_PASS(next, comm, func, ierr, f_pass12_t, sb, scs, sd, sts, rb, rcs, rd, rts, comm,
                    info, request, ierr);
         else
@@ -867,6 +720,8 @@ static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint 
     MPI_Datatype *s = f_types(sts, out), *t = f_types(rts, in);
     if (a.failed || !s || !t)
         code = f_no_mem(func, c);
+    else if (!request)
+        code = mpitopo__shim_neighbor_alltoallw(sb, sc, sd, s, rb, rc, rd, t, c);
 #if MPI_VERSION >= 4
     else if (info)
         code = mpitopo__shim_neighbor_alltoallw_init(sb, sc, sd, s, rb, rc, rd, t, c,
@@ -880,6 +735,57 @@ static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint 
     f_give(request, r, code, ierr);
 }
 
+/* The four manglings; not the f08 one (see above). */
+#define SHIM_F77_NAMES(X, lower, upper) X(lower##_) X(lower##__) X(lower) X(upper)
+#define F_NEXT(name)                                                                           \
+    static void *volatile next_;                                                               \
+    void *next = f_next(&next_, #name)
+
+#define NEIGHBOR_FIXED(name, alltoall)                                                         \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *);                                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, NULL, NULL, ierr);      \
+    }
+#define NEIGHBOR_ALLGATHER(name) NEIGHBOR_FIXED(name, 0)
+#define NEIGHBOR_ALLTOALL(name) NEIGHBOR_FIXED(name, 1)
+#define NEIGHBOR_ALLGATHERV(name)                                                              \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *);                                                         \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                                    \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, NULL, NULL, ierr);       \
+    }
+#define NEIGHBOR_ALLTOALLV(name)                                                               \
+    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, NULL, ierr);   \
+    }
+#define NEIGHBOR_ALLTOALLW(name)                                                               \
+    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
+              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, NULL, ierr);   \
+    }
+
+SHIM_F77_NAMES(NEIGHBOR_ALLGATHER, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER)
+SHIM_F77_NAMES(NEIGHBOR_ALLGATHERV, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALL, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALLV, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
+SHIM_F77_NAMES(NEIGHBOR_ALLTOALLW, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW)
+
 #define INEIGHBOR_FIXED(name, alltoall)                                                        \
     void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
               MPI_Fint *, MPI_Fint *);                                                         \
@@ -887,7 +793,7 @@ static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint 
               MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, NULL, request, ierr);  \
+        f_neighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, NULL, request, ierr);   \
     }
 #define INEIGHBOR_ALLGATHER(name) INEIGHBOR_FIXED(name, 0)
 #define INEIGHBOR_ALLTOALL(name) INEIGHBOR_FIXED(name, 1)
@@ -898,7 +804,7 @@ static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint 
               MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                 \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, NULL, request, ierr);   \
+        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, NULL, request, ierr);    \
     }
 #define INEIGHBOR_ALLTOALLV(name)                                                              \
     void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
@@ -907,7 +813,7 @@ static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint 
               MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)   \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,      \
+        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,       \
                               ierr);                                                           \
     }
 #define INEIGHBOR_ALLTOALLW(name)                                                              \
@@ -917,7 +823,7 @@ static void f_ineighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint 
               MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)   \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,      \
+        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,       \
                               ierr);                                                           \
     }
 
@@ -935,7 +841,7 @@ SHIM_F77_NAMES(INEIGHBOR_ALLTOALLW, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTO
               MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)               \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, info, request, ierr);  \
+        f_neighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, info, request, ierr);   \
     }
 #define NEIGHBOR_ALLGATHER_INIT(name) NEIGHBOR_FIXED_INIT(name, 0)
 #define NEIGHBOR_ALLTOALL_INIT(name) NEIGHBOR_FIXED_INIT(name, 1)
@@ -946,7 +852,7 @@ SHIM_F77_NAMES(INEIGHBOR_ALLTOALLW, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTO
               MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, info, request, ierr);   \
+        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, info, request, ierr);    \
     }
 #define NEIGHBOR_ALLTOALLV_INIT(name)                                                          \
     void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
@@ -956,7 +862,7 @@ SHIM_F77_NAMES(INEIGHBOR_ALLTOALLW, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTO
               MPI_Fint *ierr)                                                                  \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,      \
+        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,       \
                               ierr);                                                           \
     }
 #define NEIGHBOR_ALLTOALLW_INIT(name)                                                          \
@@ -967,7 +873,7 @@ SHIM_F77_NAMES(INEIGHBOR_ALLTOALLW, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTO
               MPI_Fint *ierr)                                                                  \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_ineighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,      \
+        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,       \
                               ierr);                                                           \
     }
 
