@@ -63,6 +63,25 @@ static void find_dups(nt_graph_t *g)
     MPI_Allreduce(&any, &g->dups, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 }
 
+void nt_stencil_graph(nt_graph_t *g, int ndims, const int *dims, const char *stencil)
+{
+    *g = (nt_graph_t){0};
+    snprintf(g->label, sizeof g->label, "%s stencil on %d-D", stencil, ndims);
+    g->cart = g->stencil = 1;
+    int periods[4] = {1, 1, 1, 1};
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 0, &cart);
+    MT_CHECK_RC(mpitopo_cart_stencil_create(cart, stencil, MPI_INFO_NULL, &g->comm));
+    MPI_Comm_free(&cart);
+    MT_CHECK_RC(mpitopo_comm_neighbors_count(g->comm, &g->indeg, &g->outdeg));
+    g->src = ints(g->indeg);
+    g->dst = ints(g->outdeg);
+    MT_CHECK_RC(mpitopo_comm_neighbors(g->comm, g->indeg, g->src, g->outdeg, g->dst));
+    g->out_of = calloc((size_t)nt_size, sizeof(int *));
+    g->outdeg_of = calloc((size_t)nt_size, sizeof(int));
+    find_dups(g);
+}
+
 void nt_graph_free(nt_graph_t *g)
 {
     for (int v = 0; v < nt_size; v++)
@@ -221,6 +240,8 @@ static int sender_slot(const nt_graph_t *g, int op, int i)
         return -1;
     if (op == AG || op == AGV)
         return 0;
+    if (g->stencil)
+        return i;
     if (g->cart)
         return i ^ 1;
     for (int j = 0; j < i; j++)
@@ -454,7 +475,7 @@ void nt_verify(const nt_graph_t *g, int op, int form, nt_bufs_t *b, const char *
                               g->label, nt_op_name[op], nt_form_name[form], how, v, b->cnt, i,
                               e))
                     return;
-    for (int i = 0; !g->cart && i < g->indeg; i++)
+    for (int i = 0; (!g->cart || g->stencil) && i < g->indeg; i++)
         for (int e = 0; e < b->rn[i]; e++)
             if (!MT_CHECK(b->recv[recv_at(b, i, e)] == expected(g, op, i, e),
                           "%s: %s %s (%s%s), %d ints: block %d element %d = %d, want %d",

@@ -11,7 +11,8 @@
  * its k-th edge to us (MPI's matching of duplicate edges); Cartesian
  * communicators deliver s's block k in our slot k^1 (the MPI-4 erratum
  * that mpitopo's linear schedule follows), and are checked against that
- * schedule instead of MPI's.
+ * schedule instead of MPI's; so are stencil communicators, where block k
+ * lands in slot k.
  */
 #ifndef MPITOPO_NBRTEST_H
 #define MPITOPO_NBRTEST_H
@@ -35,6 +36,8 @@ typedef struct nt_graph {
     int *outdeg_of;
     int dups;     /* some process has duplicate neighbours */
     int cart;     /* Cartesian: slot k^1 rule, compared with mpitopo's linear */
+    int stencil;  /* periodic stencil communicator: block k lands in slot k (and
+                     cart is set: compared with mpitopo's linear) */
 } nt_graph_t;
 
 typedef struct nt_bufs {
@@ -60,6 +63,9 @@ void nt_random_graph(nt_graph_t *g, unsigned seed, int keep);
 void nt_moore_graph(nt_graph_t *g);
 void nt_dense_graph(nt_graph_t *g);
 void nt_cart_graph(nt_graph_t *g, int ndims, const int *dims, const int *periods);
+/* Periodic grid of ndims (at most 4) dims with an mpitopo stencil
+ * communicator ("moore:1", ...) on it, checked like a Cartesian one. */
+void nt_stencil_graph(nt_graph_t *g, int ndims, const int *dims, const char *stencil);
 void nt_graph_free(nt_graph_t *g);
 
 /* Buffers of op with blocks of cnt ints (varying when nt_vary), filled
