@@ -21,7 +21,8 @@
  * MPI_Ineighbor_* + MPI_Wait ("mpi-i"), MPI-4 MPI_Neighbor_*_init when the
  * MPI has it ("mpi-p"); for every mpitopo schedule selected by -s, blocking
  * (NAME), nonblocking + mpitopo_wait (NAME-i) and, when coll.h has the
- * persistent forms, _init + mpitopo_start + mpitopo_wait (NAME-p). Every
+ * persistent forms, _init + mpitopo_start + mpitopo_wait (NAME-p); -f keeps
+ * some forms only (of the host MPI's columns too). Every
  * mpitopo variant runs on its own duplicate of the topology communicator
  * (MPI_Comm_dup_with_info, carrying the info key mpitopo_neighbor=NAME when
  * -s is given), so each pays its own one-time setup on its first call.
@@ -41,7 +42,7 @@
  * the steady-state latency of the same size.
  *
  *   mpirun -n 64 neighbor [-N cart:8x8:1] [-c allgather,alltoall] [-m 1:65536]
- *                         [-i 100] [-x 10] [-s linear] [-h]
+ *                         [-i 100] [-x 10] [-f blocking,...] [-s linear] [-h]
  */
 #include <mpitopo.h>
 
@@ -122,6 +123,7 @@ typedef struct options {
     int iters, warmup;
     char sched[256];
     int sched_given;
+    unsigned forms; /* bit f: form f is measured */
 } options_t;
 
 static int rank, nprocs;
@@ -137,6 +139,7 @@ static void usage(FILE *f)
             "  -m MIN:MAX  message sizes in bytes, powers of two (default 1:65536; -m MAX too)\n"
             "  -i N        timed iterations per size (default 100)\n"
             "  -x N        warm-up iterations per size (default 10)\n"
+            "  -f LIST     forms among blocking,nonblocking,persistent (default all)\n"
             "  -s LIST     mpitopo schedules (default linear; known:");
     for (int i = 0; i < NSCHEDULES; i++)
         fprintf(f, " %s", schedules[i].name);
@@ -194,6 +197,26 @@ static int parse_ops(const char *s, options_t *o)
     return o->nops ? 0 : -1;
 }
 
+/* "blocking,persistent" -> the bits of those forms. */
+static int parse_forms(const char *s, unsigned *forms)
+{
+    static const char *const names[3] = {"blocking", "nonblocking", "persistent"};
+    char buf[64];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    *forms = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int f = 0;
+        while (f < 3 && strcmp(t, names[f]))
+            f++;
+        if (f == 3)
+            return -1;
+        *forms |= 1u << f;
+    }
+    return *forms ? 0 : -1;
+}
+
 static int parse_args(int argc, char **argv, options_t *o)
 {
     long v;
@@ -202,7 +225,8 @@ static int parse_args(int argc, char **argv, options_t *o)
     o->ops[0] = OP_ALLGATHER, o->ops[1] = OP_ALLTOALL, o->nops = 2;
     o->min = 1, o->max = 65536, o->iters = 100, o->warmup = 10;
     strcpy(o->sched, "linear");
-    while ((c = getopt(argc, argv, "N:c:m:i:x:s:h")) != -1) {
+    o->forms = 7;
+    while ((c = getopt(argc, argv, "N:c:m:i:x:f:s:h")) != -1) {
         switch (c) {
         case 'N':
             if (strlen(optarg) >= sizeof o->topo)
@@ -226,6 +250,10 @@ static int parse_args(int argc, char **argv, options_t *o)
             if (parse_long(optarg, 0, 1000000, &v))
                 return -1;
             o->warmup = (int)v;
+            break;
+        case 'f':
+            if (parse_forms(optarg, &o->forms))
+                return -1;
             break;
         case 's':
             if (strlen(optarg) >= sizeof o->sched)
@@ -515,7 +543,7 @@ static void check_size(variant_t *vs, int nv, enum op op, bufs_t *b, long size, 
         for (long k = 0; k < size; k++)
             b->send[(size_t)j * size + k] = fill(rank, j, k, size);
     memset(b->recv, 0xEE, rbytes);
-    double t0 = run_once(&vs[0], op, b, size); /* vs[0]: the host's blocking form */
+    double t0 = run_once(&vs[0], op, b, size); /* vs[0]: the host's first form */
     if (first && !vs[0].host) { /* (under SMPI, an mpitopo variant: time its setup) */
         MPI_Allreduce(MPI_IN_PLACE, &t0, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         vs[0].first_us = t0 * 1e6;
@@ -621,11 +649,11 @@ static int make_variants(variant_t *vs, MPI_Comm topo, const options_t *o, int n
     static const char *const suffix[3] = {"", "-i", "-p"};
     char buf[256], name[64];
     int nv = 0;
-    if (NB_HOST_MPI)
+    if (NB_HOST_MPI && (o->forms & 1u << FORM_BLOCKING))
         add_variant(vs, &nv, "mpi", 1, FORM_BLOCKING, topo, NULL, nsizes);
-    if (NB_HOST_MPI)
+    if (NB_HOST_MPI && (o->forms & 1u << FORM_NONBLOCKING))
         add_variant(vs, &nv, "mpi-i", 1, FORM_NONBLOCKING, topo, NULL, nsizes);
-    if (NB_HOST_MPI && NB_HAVE_MPI_PERSISTENT)
+    if (NB_HOST_MPI && NB_HAVE_MPI_PERSISTENT && (o->forms & 1u << FORM_PERSISTENT))
         add_variant(vs, &nv, "mpi-p", 1, FORM_PERSISTENT, topo, NULL, nsizes);
     strcpy(buf, o->sched);
     /* strtok_r: under SimGrid SMPI every rank is a thread of one process and
@@ -641,6 +669,8 @@ static int make_variants(variant_t *vs, MPI_Comm topo, const options_t *o, int n
             continue;
         }
         for (int f = 0; f < 2 + BENCH_HAVE_PERSISTENT; f++) {
+            if (!(o->forms & 1u << f))
+                continue;
             if (nv == MAX_VARIANTS)
                 die("too many variants");
             snprintf(name, sizeof name, "%s%s", s, suffix[f]);

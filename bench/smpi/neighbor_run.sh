@@ -18,8 +18,9 @@
 #   -o OVERHEAD    per-message software overhead (SMPI smpi/os, ois, or), in
 #                  seconds (default 1e-6; 0 = SMPI's default, none)
 #   -f             keep SMPI's default bandwidth and latency factors
-#   NEIGHBOR-OPTIONS  default "-c allgather,alltoall -m 1:1024 -i 1 -x 0"
-#                  (SMPI is deterministic: one timed iteration is exact)
+#   NEIGHBOR-OPTIONS  default "-c allgather,alltoall -m 1:1024 -i 1 -x 0 -f blocking"
+#                  (SMPI is deterministic: one timed iteration is exact; the
+#                  tables show the blocking form only)
 #
 # One smpirun per topology, all its schedules in it (-s linear,combine,...),
 # so every schedule's result is checked against the first one's. Each
@@ -52,7 +53,7 @@ while getopts "b:H:c:m:N:s:o:fh" opt; do
 done
 shift $((OPTIND - 1))
 nb_args=("$@")
-((${#nb_args[@]})) || nb_args=(-c allgather,alltoall -m 1:1024 -i 1 -x 0)
+((${#nb_args[@]})) || nb_args=(-c allgather,alltoall -m 1:1024 -i 1 -x 0 -f blocking)
 [[ -x $build/neighbor ]] || { echo "neighbor_run.sh: $build/neighbor not built (bench/smpi/build.sh $build)" >&2; exit 1; }
 platform=$("$root/bench/smpi/platform.sh" "$build/platform" "$hosts" "$cores")
 tag=${hosts}x${cores}
