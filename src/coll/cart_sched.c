@@ -469,7 +469,7 @@ static void pack_item(builder_t *b, int j, int pos, void *ctx)
         return;
     }
     int slot = b->alltoall ? b->s->out_slot[j] : 0;
-    add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, slot),
+    add(b, (mpitopo__op_t){MPITOPO__SLOT(b->send, slot),
                            .count = mpitopo__slot_count(b->send, slot),
                            .type = mpitopo__slot_type(b->send, slot), .kind = MPITOPO__OP_PACK,
                            .tmp_off = at, .tmp_bytes = b->sb});
@@ -562,7 +562,7 @@ static void unpacks(builder_t *b)
         int i = s->in_slot[j];
         if (i < 0)
             continue;
-        add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+        add(b, (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
                                .count = mpitopo__slot_count(b->recv, i),
                                .type = mpitopo__slot_type(b->recv, i),
                                .kind = MPITOPO__OP_UNPACK, .tmp_off = b->loc[j],
@@ -862,7 +862,7 @@ static void vown(builder_t *b, int slots)
     for (int i = 0; i < slots; i++) {
         b->v->own_off[i] = b->off;
         b->v->own_bytes[i] = b->sbv[i];
-        add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, i),
+        add(b, (mpitopo__op_t){MPITOPO__SLOT(b->send, i),
                                .count = mpitopo__slot_count(b->send, i),
                                .type = mpitopo__slot_type(b->send, i),
                                .kind = MPITOPO__OP_PACK, .tmp_off = b->off,
@@ -883,7 +883,7 @@ static void vunpacks(builder_t *b)
         if (i < 0)
             continue;
         v->unp[v->nunp++] = (vunp_t){.op = b->nops, .slot = i, .at = b->vloc[j]};
-        add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+        add(b, (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
                                .count = mpitopo__slot_count(b->recv, i),
                                .type = mpitopo__slot_type(b->recv, i),
                                .kind = MPITOPO__OP_UNPACK, .tmp_bytes = b->rbv[i]});

@@ -167,6 +167,8 @@ typedef struct mpitopo__op {
     MPI_Aint src_off; /* MPITOPO__OP_MOVE only */
     int buf_id;       /* 0: tmp; k > 0: growable buffer k */
     int waiting;      /* MPITOPO__OP_RECV_ANY: posted, not matched yet */
+    int side;         /* buf is in the user's send (1) or receive (2) buffer, else 0 */
+    MPI_Aint boff;    /* and lies boff bytes from that buffer's start */
     mpitopo__call_t call; /* MPITOPO__OP_CALL */
     int arg;              /* MPITOPO__OP_CALL */
 } mpitopo__op_t;
@@ -258,6 +260,7 @@ typedef enum {
 
 typedef struct side {
     side_mode_t mode;
+    int which; /* 1: the send side, 2: the receive side (mpitopo__op_t.side) */
     const void *buf;
     int count;
     const int *counts;
@@ -296,6 +299,27 @@ static inline void *mpitopo__slot_buf(const side_t *s, int i)
         return b + s->bdispls[i];
     }
 }
+
+/* Bytes from the start of s's buffer to block i. */
+static inline MPI_Aint mpitopo__slot_off(const side_t *s, int i)
+{
+    switch (s->mode) {
+    case SIDE_SAME:
+        return 0;
+    case SIDE_BLOCK:
+        return (MPI_Aint)i * s->count * s->extent;
+    case SIDE_V:
+        return (MPI_Aint)s->displs[i] * s->extent;
+    default:
+        return s->bdispls[i];
+    }
+}
+
+/* The fields of a step on block i of side s (designated initialisers):
+ * its address, and where that lies in the user's buffer, so that a cached
+ * schedule can serve a later call with other buffers (request.c). */
+#define MPITOPO__SLOT(s, i)                                                                   \
+    .buf = mpitopo__slot_buf((s), (i)), .side = (s)->which, .boff = mpitopo__slot_off((s), (i))
 
 /* ---- The v and w forms of multi-round schedules (request.c) ----
  *

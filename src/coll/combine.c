@@ -66,7 +66,7 @@ static void add_msg(builder_t *b, int kind, MPI_Aint off, int bytes, int peer, i
 
 static void add_pack_bytes(builder_t *b, int slot, MPI_Aint off, int bytes)
 {
-    add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, slot),
+    add(b, (mpitopo__op_t){MPITOPO__SLOT(b->send, slot),
                            .count = mpitopo__slot_count(b->send, slot),
                            .type = mpitopo__slot_type(b->send, slot), .kind = MPITOPO__OP_PACK,
                            .tmp_off = off, .tmp_bytes = bytes});
@@ -154,7 +154,7 @@ static MPI_Aint unpack_origin(builder_t *b, int x, MPI_Aint off)
     for (int i = 0; i < b->n->indegree; i++) {
         if (b->n->sources[i] != x)
             continue;
-        b->unp[b->nunp++] = (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+        b->unp[b->nunp++] = (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
                                             .count = mpitopo__slot_count(b->recv, i),
                                             .type = mpitopo__slot_type(b->recv, i),
                                             .kind = MPITOPO__OP_UNPACK, .tmp_off = at,
@@ -230,7 +230,7 @@ static void direct_round(builder_t *b, int send_comb, int recv_comb)
     for (int i = 0; i < n->indegree; i++) {
         int s = n->sources[i];
         if (s != MPI_PROC_NULL && (s == b->me || !recv_comb || !in_recvs(c, s)))
-            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+            add(b, (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
                                    .count = mpitopo__slot_count(b->recv, i),
                                    .type = mpitopo__slot_type(b->recv, i), .peer = s,
                                    .tag = b->base, .kind = MPITOPO__OP_RECV});
@@ -238,7 +238,7 @@ static void direct_round(builder_t *b, int send_comb, int recv_comb)
     for (int d = 0; d < n->outdegree; d++) {
         int q = n->destinations[d];
         if (q != MPI_PROC_NULL && (q == b->me || !send_comb || !in_steps(c, q)))
-            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, d),
+            add(b, (mpitopo__op_t){MPITOPO__SLOT(b->send, d),
                                    .count = mpitopo__slot_count(b->send, d),
                                    .type = mpitopo__slot_type(b->send, d), .peer = q,
                                    .tag = b->base, .kind = MPITOPO__OP_SEND});
@@ -521,7 +521,7 @@ static void vunpacks_from(builder_t *b, int x, int *part)
             continue;
         v->slot[v->nu] = i;
         v->part[v->nu++] = v->gather ? *part : (*part)++;
-        b->unp[b->nunp++] = (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+        b->unp[b->nunp++] = (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
                                             .count = mpitopo__slot_count(b->recv, i),
                                             .type = mpitopo__slot_type(b->recv, i),
                                             .kind = MPITOPO__OP_UNPACK,

@@ -175,10 +175,10 @@ static int fill_copy(mpitopo_request_t r, int at, int k, int i, MPI_Aint *off, c
                                  "send block %d to self is %lld bytes; receive block %d holds "
                                  "%lld bytes of %d-byte elements",
                                  k, sent, i, room, rsize);
-    r->ops[at] = (mpitopo__op_t){.buf = mpitopo__slot_buf(send, k), .count = scount, .type = stype,
+    r->ops[at] = (mpitopo__op_t){MPITOPO__SLOT(send, k), .count = scount, .type = stype,
                                  .kind = MPITOPO__OP_PACK, .tmp_off = *off, .tmp_bytes = bytes};
     int ucount = rsize > 0 ? (int)(sent / rsize) : 0;
-    r->ops[r->nops - 1 - (at)] = (mpitopo__op_t){.buf = mpitopo__slot_buf(recv, i), .count = ucount,
+    r->ops[r->nops - 1 - (at)] = (mpitopo__op_t){MPITOPO__SLOT(recv, i), .count = ucount,
                                                   .type = rtype, .kind = MPITOPO__OP_UNPACK,
                                                   .tmp_off = *off, .tmp_bytes = bytes};
     *off += bytes;
@@ -187,7 +187,7 @@ static int fill_copy(mpitopo_request_t r, int at, int k, int i, MPI_Aint *off, c
 
 static mpitopo__op_t message(const side_t *side, int i, int peer, int tag, int kind)
 {
-    return (mpitopo__op_t){.buf = mpitopo__slot_buf(side, i), .count = mpitopo__slot_count(side, i),
+    return (mpitopo__op_t){MPITOPO__SLOT(side, i), .count = mpitopo__slot_count(side, i),
                            .type = mpitopo__slot_type(side, i), .peer = peer, .tag = tag, .kind = kind};
 }
 
@@ -440,7 +440,7 @@ static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_requ
 static side_t side_scalar(int send, side_mode_t mode, const void *buf, int count,
                           MPI_Datatype type)
 {
-    return (side_t){.mode = mode, .buf = buf, .count = count, .type = type,
+    return (side_t){.mode = mode, .which = send ? 1 : 2, .buf = buf, .count = count, .type = type,
                     .buf_name = send ? "sendbuf" : "recvbuf",
                     .count_name = mode_count_name(send, mode),
                     .type_name = send ? "sendtype" : "recvtype"};
@@ -449,7 +449,7 @@ static side_t side_scalar(int send, side_mode_t mode, const void *buf, int count
 static side_t side_v(int send, const void *buf, const int *counts, const int *displs,
                      MPI_Datatype type, const char *displs_name)
 {
-    return (side_t){.mode = SIDE_V, .buf = buf, .counts = counts, .displs = displs,
+    return (side_t){.mode = SIDE_V, .which = send ? 1 : 2, .buf = buf, .counts = counts, .displs = displs,
                     .type = type, .buf_name = send ? "sendbuf" : "recvbuf",
                     .count_name = mode_count_name(send, SIDE_V), .displs_name = displs_name,
                     .type_name = send ? "sendtype" : "recvtype"};
@@ -458,7 +458,7 @@ static side_t side_v(int send, const void *buf, const int *counts, const int *di
 static side_t side_w(int send, const void *buf, const int *counts, const MPI_Aint *displs,
                      const MPI_Datatype *types)
 {
-    return (side_t){.mode = SIDE_W, .buf = buf, .counts = counts, .bdispls = displs,
+    return (side_t){.mode = SIDE_W, .which = send ? 1 : 2, .buf = buf, .counts = counts, .bdispls = displs,
                     .types = types, .buf_name = send ? "sendbuf" : "recvbuf",
                     .count_name = mode_count_name(send, SIDE_W),
                     .displs_name = send ? "sdispls" : "rdispls",

@@ -557,7 +557,7 @@ static void add_move(builder_t *b, MPI_Aint to, MPI_Aint from, int bytes)
 static void add_copy(builder_t *b, int kind, const side_t *side, int slot, MPI_Aint off,
                      int bytes)
 {
-    add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(side, slot),
+    add(b, (mpitopo__op_t){MPITOPO__SLOT(side, slot),
                            .count = mpitopo__slot_count(side, slot),
                            .type = mpitopo__slot_type(side, slot), .kind = kind,
                            .tmp_off = off, .tmp_bytes = bytes});
@@ -618,14 +618,14 @@ static void direct(builder_t *b, const layout_t *L)
     const struct mpitopo__node *p = n->node;
     for (int i = 0; i < n->indegree; i++)
         if (n->sources[i] != MPI_PROC_NULL && p->in_pos[KA2A][i] < 0)
-            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->recv, i),
+            add(b, (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
                                    .count = mpitopo__slot_count(b->recv, i),
                                    .type = mpitopo__slot_type(b->recv, i), .peer = n->sources[i],
                                    .tag = L->base + mpitopo__nbr_recv_tag(n, i),
                                    .kind = MPITOPO__OP_RECV});
     for (int d = 0; d < n->outdegree; d++)
         if (n->destinations[d] != MPI_PROC_NULL && p->out_pos[KA2A][d] < 0)
-            add(b, (mpitopo__op_t){.buf = mpitopo__slot_buf(b->send, d),
+            add(b, (mpitopo__op_t){MPITOPO__SLOT(b->send, d),
                                    .count = mpitopo__slot_count(b->send, d),
                                    .type = mpitopo__slot_type(b->send, d),
                                    .peer = n->destinations[d],
