@@ -431,11 +431,16 @@ static int move_lists(const graph_request_t *r, MPI_Comm ordered, const int *ins
         return MPITOPO_NOMEM("the lists to send");
     msg[0] = indeg;
     msg[1] = outdeg;
-    memcpy(msg + 2, ins, (size_t)indeg * sizeof *msg);
-    memcpy(msg + 2 + indeg, outs, (size_t)outdeg * sizeof *msg);
-    if (w) {
-        memcpy(msg + 2 + indeg + outdeg, inw, (size_t)indeg * sizeof *msg);
-        memcpy(msg + 2 + 2 * indeg + outdeg, outw, (size_t)outdeg * sizeof *msg);
+    /* An empty list may be NULL or MPI_WEIGHTS_EMPTY: never read it. */
+    if (indeg > 0) {
+        memcpy(msg + 2, ins, (size_t)indeg * sizeof *msg);
+        if (w)
+            memcpy(msg + 2 + indeg + outdeg, inw, (size_t)indeg * sizeof *msg);
+    }
+    if (outdeg > 0) {
+        memcpy(msg + 2 + indeg, outs, (size_t)outdeg * sizeof *msg);
+        if (w)
+            memcpy(msg + 2 + 2 * indeg + outdeg, outw, (size_t)outdeg * sizeof *msg);
     }
     MPI_Request req;
     MPI_Status st;
@@ -531,6 +536,28 @@ static int dist_reorder(graph_request_t *r, int local, const edge_list_t *e, MPI
     return rc;
 }
 
+/*
+ * The weight arguments for the role this process takes. MPI decides whether
+ * a dist-graph is weighted on each process from that process's own weight
+ * arguments (weighted unless MPI_UNWEIGHTED), even when it has no edge. So
+ * a role with no edge passes the caller's own arguments on (they may be
+ * anything with degree 0), and reports what MPI would have for the call; a
+ * role with edges passes the weights that came with them, or MPI_UNWEIGHTED
+ * when the graph has none.
+ */
+static void role_weights(const graph_request_t *r, const adjacent_lists_t *mine, const int *sourceweights,
+                         const int *destweights, const int **inw, const int **outw)
+{
+    if (mine->indegree == 0 && mine->outdegree == 0) {
+        *inw = sourceweights;
+        *outw = destweights;
+        return;
+    }
+    int w = r->weighted == 1;
+    *inw = !w ? MPI_UNWEIGHTED : mine->indegree ? mine->sourceweights : MPI_WEIGHTS_EMPTY;
+    *outw = !w ? MPI_UNWEIGHTED : mine->outdegree ? mine->destweights : MPI_WEIGHTS_EMPTY;
+}
+
 static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, const int *sourceweights,
                          int outdegree, const int *destinations, const int *destweights, MPI_Info info,
                          int reorder, MPI_Comm *newcomm, int topology)
@@ -560,12 +587,10 @@ static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, c
     local = move_lists(r, ordered, sources, sourceweights, indegree, destinations, destweights, outdegree, &mine);
     rc = all_ok(r, ordered, local);
     if (rc == MPITOPO_SUCCESS) {
-        int w = r->weighted == 1;
-        rc = PMPI_Dist_graph_create_adjacent(
-            ordered, mine.indegree, mine.sources,
-            !w ? MPI_UNWEIGHTED : mine.indegree ? mine.sourceweights : MPI_WEIGHTS_EMPTY, mine.outdegree,
-            mine.destinations, !w ? MPI_UNWEIGHTED : mine.outdegree ? mine.destweights : MPI_WEIGHTS_EMPTY, info,
-            0, newcomm);
+        const int *inw, *outw;
+        role_weights(r, &mine, sourceweights, destweights, &inw, &outw);
+        rc = PMPI_Dist_graph_create_adjacent(ordered, mine.indegree, mine.sources, inw, mine.outdegree,
+                                             mine.destinations, outw, info, 0, newcomm);
     }
     mpitopo__free(mine.buffer);
     int frc = PMPI_Comm_free(&ordered);
