@@ -33,8 +33,11 @@ static const char *eval_help =
     "process on the same node and on other nodes (min / max / avg), the\n"
     "edges and weight crossing every machine level (total and the most\n"
     "leaving one unit), and the weighted cost sum(weight x level cost).\n"
-    "For Cartesian patterns on full, equal nodes it also prints the best-box\n"
-    "bound: the off-node traffic when every node holds the best box of the grid.\n"
+    "For Cartesian patterns it also prints a true lower bound on the off-node\n"
+    "traffic of any mapping (the edge-isoperimetric bound of the grid) and how\n"
+    "far each mapper is above it, and, on full, equal nodes, the best box\n"
+    "tiling: the off-node traffic when every node holds the best box of the\n"
+    "grid (not a bound: tilings by other shapes can do better).\n"
     "\n"
     "options:\n"
     "  --machine DESC     levels from the network down to cores, each NAME:ARITY\n"
@@ -313,16 +316,51 @@ static void cell_max(const result_t *r, char *b, size_t n)
 static void print_box_bound(const mpitopo_box_bound_t *bb, const mpitopo_weight_t w)
 {
     if (!bb->found) {
-        printf("best-box bound: none (no tiling of the grid by equal boxes of one node's size)\n");
+        printf("best box tiling: none (no tiling of the grid by equal boxes of one node's size)\n");
         return;
     }
-    printf("best-box bound: box ");
+    printf("best box tiling: box ");
     for (int i = 0; i < bb->ndims; i++)
         printf("%s%d", i ? "x" : "", bb->box[i]);
     char wt[32];
     number(wt, sizeof wt, bb->offnode_weight);
     printf(" per node -> off-node edges %lld, weight %s (%s), off-node partners avg %.2f\n",
            (long long)bb->offnode_edges, wt, mpitopo_weight_name(w), bb->offnode_partners_avg);
+}
+
+static void print_lower_bound(const mpitopo_node_bound_t *lb, const mpitopo_weight_t w)
+{
+    if (!lb->found) {
+        printf("lower bound: none (the machine has no node level)\n");
+        return;
+    }
+    char wt[32];
+    number(wt, sizeof wt, lb->offnode_weight);
+    printf("lower bound (any mapping): off-node edges %lld, weight %s (%s)\n", (long long)lb->offnode_edges, wt,
+           mpitopo_weight_name(w));
+}
+
+/* Off-node weight of a mapping above the lower bound, in per cent. */
+static int over_bound(const result_t *r, double *pct)
+{
+    const mpitopo_node_bound_t *lb = &r->m.lower_bound;
+    int node = -1;
+    for (int l = 0; l < r->m.nlevels; l++)
+        if (!strcmp(r->m.levels[l].name, "node"))
+            node = l;
+    if (!lb->found || node < 0 || lb->offnode_weight <= 0)
+        return 0;
+    *pct = 100.0 * (r->m.levels[node].weight_crossing / lb->offnode_weight - 1);
+    return 1;
+}
+
+static void cell_over(const result_t *r, char *b, size_t n)
+{
+    double pct;
+    if (over_bound(r, &pct))
+        snprintf(b, n, "+%.1f %%", pct < 0 ? 0 : pct);
+    else
+        snprintf(b, n, "-");
 }
 
 static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
@@ -361,8 +399,12 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
             printf("(%s: kept the launch placement, it did not lower the cost)\n", r[i].name);
     int is_cart = 0;
     mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
-    if (is_cart)
-        print_box_bound(&r[0].m.box_bound, a->weight);
+    if (!is_cart)
+        return;
+    if (r[0].m.lower_bound.found)
+        print_row("off-node weight over lower bound", r, n, width, cell_over);
+    print_lower_bound(&r[0].m.lower_bound, a->weight);
+    print_box_bound(&r[0].m.box_bound, a->weight);
 }
 
 static void json_string(const char *s)
@@ -393,7 +435,13 @@ static void json_result(const result_t *r)
     json_stat("offnode_partners", &r->m.offnode_partners);
     printf(", ");
     json_stat("onnode_partners", &r->m.onnode_partners);
-    printf(", \"cost\": %.17g, \"levels\": [", r->m.cost);
+    printf(", \"cost\": %.17g, ", r->m.cost);
+    double pct;
+    if (over_bound(r, &pct))
+        printf("\"over_bound\": %.17g, ", pct / 100);
+    else
+        printf("\"over_bound\": null, ");
+    printf("\"levels\": [");
     for (int l = 0; l < r->m.nlevels; l++) {
         const mpitopo_level_metrics_t *lm = &r->m.levels[l];
         printf("%s\n      {\"name\": ", l ? "," : "");
@@ -433,6 +481,13 @@ static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, c
     } else {
         printf("null");
     }
+    const mpitopo_node_bound_t *lb = &r[0].m.lower_bound;
+    printf(",\n  \"lower_bound\": ");
+    if (is_cart && lb->found)
+        printf("{\"offnode_edges\": %lld, \"offnode_weight\": %.17g}", (long long)lb->offnode_edges,
+               lb->offnode_weight);
+    else
+        printf("null");
     printf(",\n  \"mappers\": [\n");
     for (int i = 0; i < n; i++) {
         json_result(&r[i]);

@@ -31,7 +31,9 @@ typedef struct mpitopo_level_metrics {
     double avg_weight_per_unit;
 } mpitopo_level_metrics_t;
 
-/* Best-box bound for Cartesian patterns (see mpitopo_cart_box_bound). */
+/* Best box tiling of a Cartesian pattern (see mpitopo_cart_box_bound): what
+ * tiling the grid by one box shape gives. Not a bound: other tilings can
+ * do better (mpitopo_node_bound_t is the bound). */
 typedef struct mpitopo_box_bound {
     int found;                   /* 0: no box tiling exists, other fields unset */
     int ndims;
@@ -40,6 +42,14 @@ typedef struct mpitopo_box_bound {
     double offnode_weight;       /* their weight */
     double offnode_partners_avg; /* distinct off-node partners per process, averaged */
 } mpitopo_box_bound_t;
+
+/* True lower bound on the traffic crossing the node level of a Cartesian
+ * pattern, over every mapping (see mpitopo_cart_node_bound). */
+typedef struct mpitopo_node_bound {
+    int found;              /* 0: not Cartesian or no node level, other fields 0 */
+    int64_t offnode_edges;  /* no mapping has fewer directed off-node edges */
+    double offnode_weight;  /* nor less off-node weight */
+} mpitopo_node_bound_t;
 
 typedef struct mpitopo_metrics {
     int nprocs;
@@ -54,9 +64,13 @@ typedef struct mpitopo_metrics {
     /* Sum over edges of weight * cost(meet level). */
     double cost;
     mpitopo_weight_t weight;
-    /* For Cartesian patterns when every leaf holds a process and all
-     * compute nodes have the same number of leaves; found = 0 otherwise. */
+    /* The best box tiling, for Cartesian patterns when every leaf holds a
+     * process and all compute nodes have the same number of leaves;
+     * found = 0 otherwise. Its historical name says bound; it is not one. */
     mpitopo_box_bound_t box_bound;
+    /* The true lower bound of the node level, for Cartesian patterns on a
+     * machine with a node level; found = 0 otherwise. */
+    mpitopo_node_bound_t lower_bound;
 } mpitopo_metrics_t;
 
 /*
@@ -78,13 +92,14 @@ int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern
                          const int *leaf_of_proc, mpitopo_weight_t weight, double *cost);
 
 /*
- * Best-box bound on off-node traffic of a Cartesian pattern when every
- * compute node holds procs_per_node processes: the minimum, over all box
- * shapes b with prod(b) = procs_per_node and b_i dividing dims_i, of the
- * traffic crossing node boundaries when the grid is tiled by such boxes.
- * This is what a node-aware Cartesian mapping of boxes can reach, a lower
- * bound over box tilings only: other shapes (a 3x4 open grid in nodes of 4
- * split into 1.5-wide strips, say) can do better. found = 0 when no
+ * Best box tiling of a Cartesian pattern when every compute node holds
+ * procs_per_node processes: the minimum, over all box shapes b with
+ * prod(b) = procs_per_node and b_i dividing dims_i, of the traffic crossing
+ * node boundaries when the grid is tiled by such boxes. This is what a
+ * mapping of boxes reaches; it is no bound: other tilings (strips that wrap
+ * from one row to the next, a 3x4 open grid in nodes of 4 split into
+ * 1.5-wide strips) can do better, and the cart mapper tries them. The
+ * function keeps its historical name. found = 0 when no
  * such tiling exists (a prime factor of procs_per_node divides no remaining
  * dimension, or prod(dims) is not a multiple of procs_per_node), and also
  * when there are more than a million box shapes to try (grids of very many
@@ -95,6 +110,24 @@ int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern
  */
 int mpitopo_cart_box_bound(const mpitopo_pattern_t *cart_pattern, int procs_per_node,
                            mpitopo_weight_t weight, mpitopo_box_bound_t *bound);
+
+/*
+ * True lower bound on the traffic crossing the node level when the
+ * Cartesian pattern is mapped on `machine` by any mapping: the
+ * edge-isoperimetric bound of the grid. A node holding k points meets, per
+ * dimension i, a_i lines along i with prod a_i >= k^(d-1) (Loomis-Whitney),
+ * and each line it shares with another node costs it at least the weight
+ * of the stencil's unit steps along i (src/metrics/nodebound.c proves it).
+ * Only unit steps count, so on Moore or long-range stencils the bound is
+ * valid but weaker. Every leaf used: each node its own size; fewer
+ * processes than leaves: the least cost per process over node sizes.
+ * found = 0 on a machine without a node level. Time O(nnodes) plus a small
+ * enumeration per node size.
+ * Errors: MPITOPO_ERR_ARG (NULL pointers, a pattern not made by
+ * mpitopo_pattern_cart, an unknown weight, more processes than leaves).
+ */
+int mpitopo_cart_node_bound(const mpitopo_machine_t *machine, const mpitopo_pattern_t *cart_pattern,
+                            mpitopo_weight_t weight, mpitopo_node_bound_t *bound);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
  * worse than the identity under the weighted cost.
  */
 #include "machine/machine_internal.h"
+#include "map/cart_internal.h"
 #include "map/map_internal.h"
 #include "metrics/metrics_internal.h"
 #include "pattern/pattern_internal.h"
@@ -468,8 +469,6 @@ static int choose_leaves(const mpitopo_machine_t *m, int nprocs, mpitopo_machine
     return rc;
 }
 
-/* ---- driver ------------------------------------------------------------ */
-
 static void stencil_weights(cart_map_t *cm)
 {
     const mpitopo__cart_t *c = cm->c;
@@ -480,6 +479,167 @@ static void stencil_weights(cart_map_t *cm)
                 cm->dim_weight[i] += w;
     }
 }
+
+/* ---- choosing among the candidates ------------------------------------ */
+
+/* Processes up to which the tree mapper's methods run too: its top-down
+ * bisection takes ~0.1 s at 1,024 processes (0.4 s at 4,096), its
+ * bottom-up grouping ~0.1 s at 65,536. Above, they cost more time than the
+ * mapper may take (strips have beaten them on every grid measured). */
+#define TOPDOWN_MAX_PROCS 1024
+#define BOTTOMUP_MAX_PROCS 16384
+/* Strip tilings scored exactly for the node level, and for each other. */
+#define STRIPS_AT_NODES 8
+#define STRIPS_AT_OTHERS 2
+#define STRIP_EDGES_FULL (1 << 20)
+
+typedef struct chooser {
+    const cart_map_t *cm;
+    const mpitopo_machine_t *machine; /* the whole machine */
+    const mpitopo_pattern_t *pat;
+    const int *orig;                  /* leaf of cm->m -> leaf of machine, or NULL */
+    double *scratch;                  /* one per node of machine */
+    int *cand, *pos;
+    int *best;                        /* the caller's leaf_of_proc */
+    mpitopo__cart_score_t best_score;
+    const char *best_name;
+} chooser_t;
+
+/* Keep ch->cand when it beats the best so far. */
+static void offer(chooser_t *ch, const char *name)
+{
+    mpitopo__cart_score_t sc;
+    mpitopo__cart_score(ch->machine, ch->pat, ch->cm->weight, ch->cand, ch->scratch, &sc);
+    if (!mpitopo__cart_better(&sc, &ch->best_score))
+        return;
+    ch->best_score = sc;
+    ch->best_name = name;
+    memcpy(ch->best, ch->cand, (size_t)ch->pat->nprocs * sizeof *ch->best);
+}
+
+/* Walk strip s, fill consecutive leaves along the curve, offer that. */
+static void offer_walk(chooser_t *ch, const mpitopo__strip_t *s)
+{
+    mpitopo__cart_strip_walk(ch->cm->c, s, ch->pos);
+    for (int p = 0; p < ch->pat->nprocs; p++)
+        ch->cand[p] = ch->orig ? ch->orig[ch->pos[p]] : ch->pos[p];
+    offer(ch, s->mixed ? "mixed strips" : "strips");
+}
+
+/* Strip s, its mixed form, and both with the outer dimensions in reverse
+ * order (where the snake turns, and so which bands meet, changes). */
+static void offer_strip(chooser_t *ch, mpitopo__strip_t s)
+{
+    for (int pass = 0; pass < 2 && (pass == 0 || s.nouter > 1); pass++) {
+        if (pass == 1)
+            for (int a = 0, b = s.nouter - 1; a < b; a++, b--) {
+                int tmp = s.order[a];
+                s.order[a] = s.order[b];
+                s.order[b] = tmp;
+            }
+        s.mixed = 0;
+        offer_walk(ch, &s);
+        s.mixed = 1;
+        if (mpitopo__cart_strip_mixable(ch->cm->c, &s))
+            offer_walk(ch, &s);
+    }
+}
+
+/* Strips sized for the units of every level above the leaves: each level
+ * gets stretches of the curve, so the sizes tried matter at every level. */
+static int offer_strips(chooser_t *ch)
+{
+    const mpitopo_machine_t *m = ch->cm->m;
+    int last_size = 0, rc = MPITOPO_SUCCESS;
+    for (int l = 0; l < m->nlevels - 1 && rc == MPITOPO_SUCCESS; l++) {
+        int size = m->first[l][1] - m->first[l][0];
+        size = size < ch->cm->nused ? size : ch->cm->nused;
+        if (size < 2 || size == last_size)
+            continue;
+        last_size = size;
+        mpitopo__strip_t *list;
+        int count, keep = l == m->node_level ? STRIPS_AT_NODES : STRIPS_AT_OTHERS;
+        /* Each walk costs a pass over the edges: fewer on big stencils. */
+        if (ch->pat->nedges > STRIP_EDGES_FULL)
+            keep = (keep + 1) / 2;
+        rc = mpitopo__cart_strips(ch->cm->c, size, ch->cm->dim_weight, keep, &list, &count);
+        for (int k = 0; rc == MPITOPO_SUCCESS && k < count; k++)
+            offer_strip(ch, list[k]);
+        mpitopo__free(list);
+    }
+    return rc;
+}
+
+/* The library's other graph mappers, run where they are fast enough: the
+ * tree mapper's own methods (not its "best", which runs cart) and METIS.
+ * Not Scotch: SCOTCH_graphMap dies of a division by zero on some of the
+ * small machines of tests/unit/test_cart.c (in archTleafDomDist). */
+static const struct other_mapper {
+    const char *name, *args;
+    mpitopo__map_fn fn;
+    int max_procs;
+} others[] = {
+    {"tree:topdown", "topdown", mpitopo__map_tree, TOPDOWN_MAX_PROCS},
+    {"tree:bottomup", "bottomup", mpitopo__map_tree, BOTTOMUP_MAX_PROCS},
+#ifdef MPITOPO_HAVE_METIS
+    {"metis", NULL, mpitopo__map_metis, TOPDOWN_MAX_PROCS},
+#endif
+};
+
+/* On two levels the cost grows with the off-node weight alone (nodes cost
+ * more than cores): at the lower bound nothing can do better. */
+static int optimal(const chooser_t *ch)
+{
+    const mpitopo_machine_t *m = ch->machine;
+    if (m->nlevels != 2 || m->node_level != 0 || m->cost[0] < m->cost[1])
+        return 0;
+    mpitopo_node_bound_t lb;
+    if (mpitopo_cart_node_bound(m, ch->pat, ch->cm->weight, &lb) != MPITOPO_SUCCESS)
+        return 0;
+    double off = 0;
+    for (int p = 0; p < ch->pat->nprocs; p++)
+        for (int64_t e = ch->pat->offs[p]; e < ch->pat->offs[p + 1]; e++)
+            if (mpitopo__node_of(m, ch->best[p]) != mpitopo__node_of(m, ch->best[ch->pat->dst[e]]))
+                off += mpitopo_edge_weight(ch->cm->weight, ch->pat->bytes[e], ch->pat->msgs[e]);
+    return lb.found && off <= lb.offnode_weight / (1 - 1e-12);
+}
+
+/*
+ * leaf_of_proc holds the box (or bisection) mapping, on the whole machine.
+ * Score it, then the strip tilings, then the tree mapper where it is fast
+ * enough, and leave the cheapest in leaf_of_proc.
+ */
+static int choose_best(const cart_map_t *cm, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       const mpitopo_map_options_t *options, const int *orig, int *leaf_of_proc)
+{
+    int n = pattern->nprocs, nnodes = machine->node_level < 0 ? 1 : machine->nunits[machine->node_level];
+    chooser_t ch = {.cm = cm, .machine = machine, .pat = pattern, .orig = orig, .best = leaf_of_proc,
+                    .best_name = "boxes"};
+    ch.scratch = mpitopo__malloc_array((size_t)nnodes, sizeof *ch.scratch);
+    ch.cand = mpitopo__malloc_array((size_t)n, sizeof *ch.cand);
+    ch.pos = mpitopo__malloc_array((size_t)n, sizeof *ch.pos);
+    int rc = ch.scratch && ch.cand && ch.pos ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the candidate mappings");
+    if (rc == MPITOPO_SUCCESS) {
+        mpitopo__cart_score(machine, pattern, cm->weight, leaf_of_proc, ch.scratch, &ch.best_score);
+        rc = offer_strips(&ch);
+    }
+    for (size_t k = 0; k < sizeof others / sizeof *others && rc == MPITOPO_SUCCESS; k++) {
+        if (n > others[k].max_procs || optimal(&ch))
+            continue;
+        rc = others[k].fn(machine, pattern, others[k].args, options, ch.cand);
+        if (rc == MPITOPO_SUCCESS)
+            offer(&ch, others[k].name);
+    }
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo__log(2, "cart mapper: %s chosen, cost %g, most off-node of one node %g", ch.best_name,
+                     ch.best_score.cost, ch.best_score.max_offnode);
+    mpitopo__free(ch.scratch);
+    mpitopo__free(ch.cand);
+    mpitopo__free(ch.pos);
+    return rc;
+}
+
+/* ---- driver ------------------------------------------------------------ */
 
 int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
                       const mpitopo_map_options_t *options, int *leaf_of_proc)
@@ -503,6 +663,8 @@ int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t 
         rc = MPITOPO_SUCCESS;
     for (int p = 0; sub && rc == MPITOPO_SUCCESS && p < cm.nprocs; p++)
         leaf_of_proc[p] = orig[leaf_of_proc[p]];
+    if (rc == MPITOPO_SUCCESS)
+        rc = choose_best(&cm, machine, pattern, options, orig, leaf_of_proc);
     int kept = 0;
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo__keep_launch_unless_cheaper(machine, pattern, options, cm.nprocs, leaf_of_proc, &kept);

@@ -16,7 +16,7 @@ static const struct entry {
     {{"block", "process p on leaf p: nodes filled one after the other", 0}, mpitopo__map_block, 0},
     {{"rr", "round-robin over compute nodes, like --map-by node", 0}, mpitopo__map_rr, 0},
     {{"random", "uniformly random placement; random:SEED (default: the options' seed)", 0}, mpitopo__map_random, 1},
-    {{"cart", "Cartesian grids: nested boxes per level (best node box), else exact-capacity bisection", 1},
+    {{"cart", "Cartesian grids: cheapest of box, strip and bisection tilings (and the graph mappers on small grids)", 1},
      mpitopo__map_cart, 0},
     {{"tree", "any pattern: best of top-down exact-capacity bisection + FM and bottom-up TreeMatch grouping; "
               "tree:topdown, tree:bottomup run one", 0}, mpitopo__map_tree, 1},

@@ -1,8 +1,10 @@
 /*
- * Best-box bound for Cartesian patterns: tile the grid with identical boxes
+ * Best box tiling for Cartesian patterns: tile the grid with identical boxes
  * of procs_per_node processes (one box per node) and count the traffic that
  * crosses box boundaries; the best box over all shapes is what a node-aware
- * Cartesian mapping can reach (Gropp, EuroMPI'18, section 2.1).
+ * Cartesian mapping of boxes reaches (Gropp, EuroMPI'18, section 2.1). It
+ * is no lower bound: tilings by other shapes can cut less (nodebound.c
+ * gives the true bound).
  *
  * The count for one shape is closed-form: dimensions are independent, so
  * the number of grid points x whose neighbour x+o exists is prod_i v_i(o_i),
@@ -194,7 +196,7 @@ int mpitopo_cart_box_bound(const mpitopo_pattern_t *pat, int procs_per_node, mpi
     if (found)
         memcpy(best, list.boxes, (size_t)pat->cart->ndims * sizeof *best);
     if (list.overflow)
-        mpitopo__log(1, "best-box bound: more than %d box shapes, no bound given", MAX_SHAPES);
+        mpitopo__log(1, "best box tiling: more than %d box shapes, none given", MAX_SHAPES);
     mpitopo__box_list_free(&list);
     if (!found)
         return MPITOPO_SUCCESS;

@@ -187,7 +187,7 @@ static int level_traffic(const mpitopo_machine_t *m, const mpitopo_pattern_t *pa
     return rc;
 }
 
-/* The bound applies when every node is full and all nodes have one size. */
+/* The best box tiling applies when every node is full and all nodes have one size. */
 static int uniform_node_size(const mpitopo_machine_t *m, int nprocs)
 {
     if (m->node_level < 0 || nprocs != m->nleaves)
@@ -227,5 +227,7 @@ int mpitopo_metrics_compute(const mpitopo_machine_t *m, const mpitopo_pattern_t 
     int ppn = pat->cart ? uniform_node_size(m, pat->nprocs) : 0;
     if (ppn > 0)
         rc = mpitopo_cart_box_bound(pat, ppn, weight, &out->box_bound);
+    if (rc == MPITOPO_SUCCESS && pat->cart)
+        rc = mpitopo_cart_node_bound(m, pat, weight, &out->lower_bound);
     return rc;
 }

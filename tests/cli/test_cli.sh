@@ -22,7 +22,8 @@ check table3-2d "$cli" eval --machine "node:1024 core:16" --pattern cart:128x128
 expect_in table3-2d "off-node partners min / max / avg"
 expect_in table3-2d "2 / 3 / 2.12"
 expect_in table3-2d "1 / 2 / 1.88"
-expect_in table3-2d "best-box bound: box 4x4 per node"
+expect_in table3-2d "best box tiling: box 4x4 per node"
+expect_in table3-2d "lower bound (any mapping): off-node edges 16384"
 check table3-3d "$cli" eval --machine "node:1024 core:16" --pattern cart:16x32x32 --mapper identity
 expect_in table3-3d "4 / 5 / 4.12"
 expect_in table3-3d "1 / 2 / 1.88"
@@ -33,6 +34,12 @@ check table3-cart "$cli" eval --machine "node:1024 core:16" --pattern cart:128x1
 expect_in table3-cart "2 / 3 / 2.12           0 / 2 / 1.00"
 check table3-cart-3d "$cli" eval --machine "node:1024 core:16" --pattern cart:16x32x32 --placement rr --mapper cart
 expect_in table3-cart-3d "2 / 3 / 2.50"
+# Issue 14: strips that wrap from row to row beat the best box (41,250) and
+# tree (15,998); the bound is 15,000.
+check cart-strips "$cli" eval --machine "node:625 core:32" --pattern cart:160x125 --mapper cart
+expect_in cart-strips "edges crossing node (625 units)                     15010"
+expect_in cart-strips "lower bound (any mapping): off-node edges 15000, weight 15000 (bytes)"
+expect_in cart-strips "off-node weight over lower bound                   +0.1 %"
 # Without --mapper, cart runs only on Cartesian patterns.
 check default-mappers "$cli" eval --machine "node:4 core:4" --pattern ring:16:4
 if grep -q "cart" <<<"$out"; then echo "FAIL default-mappers: cart listed for a ring"; failures=$((failures + 1)); fi
@@ -62,6 +69,9 @@ lv = {l["name"]: l for l in i["levels"]}
 assert lv["node"]["edges_crossing"] == 16384 * 4 - 16384 * 1.875, lv["node"]
 assert lv["node"]["max_per_unit"] == 34 and "weight_crossing" in lv["node"], lv["node"]
 assert "cost" in i and d["box_bound"]["box"] == [4, 4]
+# 4x4 boxes reach the edge-isoperimetric bound: 16 edges leave each node
+assert d["lower_bound"]["offnode_edges"] == 1024 * 16, d["lower_bound"]
+assert i["over_bound"] > 0 and "over_bound" in m[1]
 # round-robin launch puts every neighbour off-node
 assert m[1]["offnode_partners"]["avg"] == 4
 PY
