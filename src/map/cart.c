@@ -28,6 +28,7 @@
 #include "metrics/metrics_internal.h"
 #include "pattern/pattern_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -579,6 +580,9 @@ static const struct other_mapper {
     mpitopo__map_fn fn;
     int max_procs;
 } others[] = {
+    /* Round-robin spreads a partial machine over every node, which can
+     * give whole periodic lines to nodes (5x3 on nodes of 7: 5 each). */
+    {"rr", NULL, mpitopo__map_rr, INT_MAX},
     {"tree:topdown", "topdown", mpitopo__map_tree, TOPDOWN_MAX_PROCS},
     {"tree:bottomup", "bottomup", mpitopo__map_tree, BOTTOMUP_MAX_PROCS},
 #ifdef MPITOPO_HAVE_METIS
