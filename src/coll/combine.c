@@ -23,6 +23,9 @@
  * part against their own recvcounts and recvtypes before unpacking
  * (MPI_ERR_TRUNCATE otherwise). Layout at "The v and w forms" below. Both
  * sides always combine (auto: see mpitopo__combine_build).
+ *
+ * The HOPS pattern (combine.h) has a schedule of its own, for all five
+ * operations, at "The HOPS pattern" below.
  */
 #include "coll/combine.h"
 
@@ -201,10 +204,39 @@ static int in_recvs(const struct mpitopo__comb *c, int s)
     return 0;
 }
 
+static int nonempty_hops(const struct mpitopo__comb *c)
+{
+    int m = 0;
+    for (int h = 0; h < c->nhops; h++)
+        m += (c->hops[h].nsend > 0) + (c->hops[h].nrecv > 0);
+    return m;
+}
+
+/* Edges of the calling process, rank me, other than self edges and
+ * MPI_PROC_NULL (*lin), and self edges (*self), sends and receives. */
+static void count_edges(const mpitopo__nbr_t *n, int me, int *lin, int *self)
+{
+    *lin = *self = 0;
+    for (int i = 0; i < n->indegree; i++) {
+        *lin += n->sources[i] != MPI_PROC_NULL && n->sources[i] != me;
+        *self += n->sources[i] == me;
+    }
+    for (int d = 0; d < n->outdegree; d++) {
+        *lin += n->destinations[d] != MPI_PROC_NULL && n->destinations[d] != me;
+        *self += n->destinations[d] == me;
+    }
+}
+
 void mpitopo__combine_messages(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
                                int *combined, int *linear)
 {
-    int comb = c->nrecv, lin = 0;
+    int comb = c->nrecv, lin = 0, self = 0;
+    if (c->mode == MPITOPO__COMB_HOPS) {
+        count_edges(n, me, &lin, &self);
+        *combined = nonempty_hops(c) + self;
+        *linear = lin + self;
+        return;
+    }
     for (int i = 0; i < c->nsteps; i++)
         comb += 2 + c->steps[i].on_hi - c->steps[i].on_lo; /* swap both ways, combined sends */
     for (int i = 0; i < n->indegree; i++) {
@@ -219,6 +251,57 @@ void mpitopo__combine_messages(const mpitopo__nbr_t *n, const struct mpitopo__co
     }
     *combined = comb;
     *linear = lin;
+}
+
+static long long item_edges(const int *items, int n)
+{
+    long long m = 0;
+    for (int i = 0; i < n; i++)
+        m += items[3 * i + 2];
+    return m;
+}
+
+/* PAIRS: blocks of the swaps and combined messages of our steps. */
+static long long step_blocks(const struct mpitopo__comb *c)
+{
+    long long m = 0;
+    for (int i = 0; i < c->nsteps; i++) {
+        const mpitopo__comb_step_t *s = &c->steps[i];
+        for (int j = 0; j < s->k; j++)
+            if (j >= s->on_lo && j < s->on_hi)
+                m += s->theirs[j] + s->mine[j] + s->theirs[j]; /* swap in, combined out */
+            else
+                m += s->mine[j]; /* swap out */
+    }
+    return m;
+}
+
+void mpitopo__combine_blocks(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
+                             long long *combined, long long *linear)
+{
+    int lin, self;
+    count_edges(n, me, &lin, &self);
+    *linear = lin + self;
+    long long comb = self;
+    if (c->mode == MPITOPO__COMB_HOPS) {
+        for (int h = 0; h < c->nhops; h++)
+            comb += item_edges(c->hops[h].send, c->hops[h].nsend) +
+                    item_edges(c->hops[h].recv, c->hops[h].nrecv);
+        *combined = comb;
+        return;
+    }
+    comb += step_blocks(c);
+    for (int i = 0; i < c->nrecv; i++)
+        comb += edges_from(n, c->recvs[i].s) + edges_from(n, c->recvs[i].f);
+    for (int i = 0; i < n->indegree; i++) {
+        int s = n->sources[i];
+        comb += s != MPI_PROC_NULL && s != me && !in_recvs(c, s);
+    }
+    for (int d = 0; d < n->outdegree; d++) {
+        int q = n->destinations[d];
+        comb += q != MPI_PROC_NULL && q != me && !in_steps(c, q);
+    }
+    *combined = comb;
 }
 
 /* The direct round: every edge that combining does not carry (self
@@ -617,6 +700,445 @@ int mpitopo__combine_pays(const mpitopo__nbr_t *n)
     return c && c->max_combined + 2 * c->rounds + 1 < c->max_linear + 1;
 }
 
+/* ---- The HOPS pattern (combine.h) ----
+ *
+ * One path for all five operations: every hop message is [one int per
+ * part: its byte size | the parts, packed, back to back], as the v and w
+ * forms of PAIRS, since a process forwards blocks of sizes it cannot know
+ * (allgatherv, alltoallv/w; for allgather and alltoall the header costs 4
+ * bytes a block). Parts of a hop message: allgather(v), one per distinct
+ * origin of its items (one block serves every destination it travels
+ * towards: it arrives once at each holder, in the hop of the highest
+ * digit of holder - origin); alltoall(v,w), one per edge, items in order,
+ * an item's edges in its origin's edge order.
+ *
+ * Rounds: round 0 packs our blocks and exchanges the self edges; round h
+ * (0..nhops-1) runs hstep(h), which parses the message of hop h - 1 and
+ * assembles that of hop h, sends it to me + 2^h and receives hop h's from
+ * me - 2^h (empty messages are not sent: both ends know them from the
+ * pattern); round nhops runs hstep(nhops), which parses the last message
+ * and checks and aims the unpacks, then the unpacks. Tags: base for self
+ * edges, base + 1 + h for hop h.
+ */
+
+typedef struct hsrc {
+    int g, j; /* part j of the message received in hop g; g < 0: our own block j */
+} hsrc_t;
+
+typedef struct hmsg {
+    int nparts, first; /* sent: ctx->src[first ..]; received: ctx->offs[first ..] (nparts + 1) */
+    int buf;           /* its growable buffer */
+    int op;            /* sent: the send step */
+} hmsg_t;
+
+typedef struct hctx {
+    const char *func, *count_name;
+    int nhops;
+    hmsg_t *out, *in;   /* nhops each */
+    hsrc_t *src;        /* parts of the messages sent */
+    MPI_Aint *offs;     /* part bounds of the messages received */
+    MPI_Aint *own_at;   /* our blocks (one per out-edge; allgather(v): [0]), packed in tmp */
+    int *own_bytes;
+    int block;          /* allgather, alltoall: bytes of every block (known to all
+                           processes with an edge), else -1 */
+    hsrc_t *usrc;       /* source part of every unpack */
+    int *uslot, nunp, ufirst; /* receive slots; the unpacks are ops[ufirst ..] */
+} hctx_t;
+
+static void hctx_free(void *p)
+{
+    hctx_t *h = p;
+    if (!h)
+        return;
+    mpitopo__free(h->out);
+    mpitopo__free(h->src);
+    mpitopo__free(h->offs);
+    mpitopo__free(h->own_at);
+    mpitopo__free(h->own_bytes);
+    mpitopo__free(h->usrc);
+    mpitopo__free(h->uslot);
+    mpitopo__free(h);
+}
+
+/* Parts of a hop message of n items. */
+static int hparts(const int *items, int n, int gather)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        m += gather ? (i == 0 || items[3 * i] != items[3 * i - 3]) : items[3 * i + 2];
+    return m;
+}
+
+/* First part of item (o, q) (allgather(v): of origin o) in a hop message;
+ * -1 when absent. */
+static int hpart_of(const int *items, int n, int gather, int o, int q)
+{
+    for (int i = 0, j = 0; i < n; i++) {
+        int first = gather ? (i == 0 || items[3 * i] != items[3 * i - 3]) : 0;
+        if (gather && first)
+            j++;
+        if (items[3 * i] == o && (gather || items[3 * i + 1] == q))
+            return gather ? j - 1 : j;
+        j += gather ? 0 : items[3 * i + 2];
+    }
+    return -1;
+}
+
+/* The hop in which blocks of origin o reach the calling process: the
+ * highest binary digit of (me - o) mod P. */
+static int harrival(int me, int o, int size)
+{
+    long long d = ((long long)me - o + size) % size;
+    int g = -1;
+    while (d) {
+        d >>= 1;
+        g++;
+    }
+    return g;
+}
+
+static hctx_t *hctx_new(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int gather,
+                        const char *func, const char *count_name)
+{
+    hctx_t *h = mpitopo__calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    size_t so = 1, si = 1, out = (size_t)n->outdegree + 1, in = (size_t)n->indegree + 1;
+    for (int k = 0; k < c->nhops; k++) {
+        so += (size_t)hparts(c->hops[k].send, c->hops[k].nsend, gather);
+        si += (size_t)hparts(c->hops[k].recv, c->hops[k].nrecv, gather) + 1;
+    }
+    h->func = func;
+    h->count_name = count_name;
+    h->nhops = c->nhops;
+    h->out = mpitopo__calloc(2 * (size_t)c->nhops + 1, sizeof *h->out);
+    h->in = h->out ? h->out + c->nhops : NULL;
+    h->src = mpitopo__malloc_array(so, sizeof *h->src);
+    h->offs = mpitopo__malloc_array(si, sizeof *h->offs);
+    h->own_at = mpitopo__malloc_array(out, sizeof *h->own_at);
+    h->own_bytes = mpitopo__malloc_array(out, sizeof *h->own_bytes);
+    h->usrc = mpitopo__malloc_array(in, sizeof *h->usrc);
+    h->uslot = mpitopo__malloc_array(in, sizeof *h->uslot);
+    if (!h->out || !h->src || !h->offs || !h->own_at || !h->own_bytes || !h->usrc ||
+        !h->uslot) {
+        hctx_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static MPI_Aint hsize(const hctx_t *h, hsrc_t s)
+{
+    if (s.g < 0)
+        return h->own_bytes[s.j];
+    const MPI_Aint *o = h->offs + h->in[s.g].first + s.j;
+    return o[1] - o[0];
+}
+
+static const char *hdata(mpitopo_request_t r, const hctx_t *h, hsrc_t s)
+{
+    if (s.g < 0)
+        return r->tmp + h->own_at[s.j];
+    return r->bufs[h->in[s.g].buf - 1].p + h->offs[h->in[s.g].first + s.j];
+}
+
+/* The message of hop k, into its buffer; aims its send step. */
+static int hassemble(mpitopo_request_t r, hctx_t *h, int k)
+{
+    const hmsg_t *m = &h->out[k];
+    long long total = (long long)m->nparts * (long long)sizeof(int);
+    for (int j = 0; j < m->nparts; j++)
+        total += hsize(h, h->src[m->first + j]);
+    mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, m->buf, (size_t)total) : NULL;
+    if (!o)
+        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, h->func,
+                                 "cannot combine %lld bytes in hop %d (use the linear "
+                                 "schedule)",
+                                 total, k);
+    char *hd = o->p, *d = o->p + (size_t)m->nparts * sizeof(int);
+    for (int j = 0; j < m->nparts; j++) {
+        hsrc_t s = h->src[m->first + j];
+        int bytes = (int)hsize(h, s);
+        memcpy(hd + (size_t)j * sizeof(int), &bytes, sizeof(int));
+        memcpy(d, hdata(r, h, s), (size_t)bytes);
+        d += bytes;
+    }
+    o->len = (size_t)total;
+    mpitopo__op_t *send = &r->ops[m->op];
+    send->buf_id = m->buf;
+    send->in_tmp = 1;
+    send->tmp_off = 0;
+    send->count = (int)total;
+    return MPITOPO_SUCCESS;
+}
+
+/* Check every block that arrived for us against its receive slot and aim
+ * its unpack. */
+static int haim(mpitopo_request_t r, hctx_t *h)
+{
+    for (int u = 0; u < h->nunp; u++) {
+        mpitopo__op_t *op = &r->ops[h->ufirst + u];
+        MPI_Aint got = hsize(h, h->usrc[u]);
+        if (got != op->tmp_bytes)
+            return mpitopo__error_at(MPI_ERR_TRUNCATE, h->func,
+                                     "receive block %d: %ld bytes arrived (combined), but "
+                                     "%s[%d] = %d elements hold %d bytes",
+                                     h->uslot[u], (long)got, h->count_name, h->uslot[u],
+                                     op->count, op->tmp_bytes);
+        op->buf_id = h->in[h->usrc[u].g].buf;
+        op->tmp_off = h->offs[h->in[h->usrc[u].g].first + h->usrc[u].j];
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* Runtime step of round k: parse hop k - 1's message, then assemble hop
+ * k's (k < nhops) or aim the unpacks (k == nhops). */
+static int hstep(mpitopo_request_t r, int k)
+{
+    hctx_t *h = r->ctx;
+    const hmsg_t *m = k > 0 ? &h->in[k - 1] : NULL;
+    if (m && m->nparts > 0) {
+        const mpitopo__rbuf_t *b = &r->bufs[m->buf - 1];
+        if (!mpitopo__parts_parse(b->p, b->len, m->nparts, h->offs + m->first))
+            return mpitopo__error_at(MPI_ERR_TRUNCATE, h->func,
+                                     "the %zu-byte combined message of hop %d does not hold "
+                                     "the %d blocks expected (do the counts agree?)",
+                                     b->len, k - 1, m->nparts);
+    }
+    if (k == h->nhops)
+        return haim(r, h);
+    return h->out[k].nparts > 0 ? hassemble(r, h, k) : MPITOPO_SUCCESS;
+}
+
+/* Round 0's copies: our blocks that travel (not to ourselves), packed. */
+static void hpack_own(builder_t *b, hctx_t *h, int gather)
+{
+    const mpitopo__nbr_t *n = b->n;
+    for (int d = 0; d < n->outdegree; d++) {
+        int q = n->destinations[d];
+        if (q == MPI_PROC_NULL || q == b->me)
+            continue;
+        int j = gather ? 0 : d;
+        h->own_at[j] = b->off;
+        h->own_bytes[j] = b->sbv[j];
+        add_pack_bytes(b, j, b->off, b->sbv[j]);
+        b->off += b->sbv[j];
+        if (gather)
+            return;
+    }
+}
+
+/* The parts of the message of hop k and where each comes from. */
+static int hsources(builder_t *b, hctx_t *h, int k, int gather, int *at)
+{
+    const struct mpitopo__comb *c = b->n->comb;
+    const mpitopo__comb_hop_t *e = &c->hops[k];
+    int size = 0, rc = PMPI_Comm_size(b->n->user_comm, &size);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(h->func, rc);
+    h->out[k].first = *at;
+    for (int i = 0; i < e->nsend; i++) {
+        int o = e->send[3 * i], q = e->send[3 * i + 1], m = e->send[3 * i + 2];
+        if (gather && i > 0 && o == e->send[3 * i - 3])
+            continue;
+        if (o == b->me) { /* our edges to q, in edge order */
+            for (int d = 0, x = 0; d < b->n->outdegree && x < (gather ? 1 : m); d++)
+                if (b->n->destinations[d] == q) {
+                    h->src[(*at)++] = (hsrc_t){-1, gather ? 0 : d};
+                    x++;
+                }
+            continue;
+        }
+        int g = harrival(b->me, o, size);
+        int j = g >= 0 && g < k ? hpart_of(c->hops[g].recv, c->hops[g].nrecv, gather, o, q) : -1;
+        if (j < 0)
+            return mpitopo__error_at(MPITOPO_ERR_INTERNAL, h->func,
+                                     "combining pattern: the block of rank %d for rank %d "
+                                     "never reached rank %d",
+                                     o, q, b->me);
+        for (int x = 0; x < (gather ? 1 : m); x++)
+            h->src[(*at)++] = (hsrc_t){g, j + x};
+    }
+    h->out[k].nparts = *at - h->out[k].first;
+    return MPITOPO_SUCCESS;
+}
+
+/* The unpacks of what arrived for us in hop g: allgather(v), the block of
+ * origin o into every slot of o; alltoall(v,w), o's j-th edge to us into
+ * our j-th slot from o (the graph must list the same edges at both ends). */
+static int hunpacks(builder_t *b, hctx_t *h, int g, int gather)
+{
+    const mpitopo__comb_hop_t *e = &b->n->comb->hops[g];
+    for (int i = 0; i < e->nrecv; i++) {
+        int o = e->recv[3 * i], m = e->recv[3 * i + 2];
+        if (e->recv[3 * i + 1] != b->me) /* one item (o, me) at most */
+            continue;
+        int j = hpart_of(e->recv, e->nrecv, gather, o, b->me), x = 0;
+        if (!gather && edges_from(b->n, o) != m)
+            return mpitopo__error_at(MPITOPO_ERR_ARG, h->func,
+                                     "rank %d lists %d edges to rank %d, which lists %d from it",
+                                     o, m, b->me, edges_from(b->n, o));
+        for (int s = 0; s < b->n->indegree; s++) {
+            if (b->n->sources[s] != o)
+                continue;
+            h->usrc[h->nunp] = (hsrc_t){g, gather ? j : j + x++};
+            h->uslot[h->nunp++] = s;
+            b->unp[b->nunp++] = (mpitopo__op_t){MPITOPO__SLOT(b->recv, s),
+                                                .count = mpitopo__slot_count(b->recv, s),
+                                                .type = mpitopo__slot_type(b->recv, s),
+                                                .kind = MPITOPO__OP_UNPACK,
+                                                .tmp_bytes = b->rbv[s]};
+        }
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* Self edges, user buffers in place (round 0). */
+static void hself(builder_t *b)
+{
+    const mpitopo__nbr_t *n = b->n;
+    for (int i = 0; i < n->indegree; i++)
+        if (n->sources[i] == b->me)
+            add(b, (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
+                                   .count = mpitopo__slot_count(b->recv, i),
+                                   .type = mpitopo__slot_type(b->recv, i), .peer = b->me,
+                                   .tag = b->base, .kind = MPITOPO__OP_RECV});
+    for (int d = 0; d < n->outdegree; d++)
+        if (n->destinations[d] == b->me)
+            add(b, (mpitopo__op_t){MPITOPO__SLOT(b->send, d),
+                                   .count = mpitopo__slot_count(b->send, d),
+                                   .type = mpitopo__slot_type(b->send, d), .peer = b->me,
+                                   .tag = b->base, .kind = MPITOPO__OP_SEND});
+}
+
+/* Bytes of a received hop message when every block has h->block bytes. */
+static int hmsg_bytes(const hctx_t *h, const hmsg_t *m)
+{
+    return m->nparts * ((int)sizeof(int) + h->block);
+}
+
+/* Received hop messages of known size: their buffers, sized once. */
+static int hsize_bufs(mpitopo_request_t r, const hctx_t *h)
+{
+    for (int k = 0; h->block >= 0 && k < h->nhops; k++) {
+        if (h->in[k].nparts == 0)
+            continue;
+        size_t bytes = (size_t)hmsg_bytes(h, &h->in[k]);
+        mpitopo__rbuf_t *m = mpitopo__request_buf(r, h->in[k].buf, bytes);
+        if (!m)
+            return mpitopo__error_at(MPITOPO_ERR_NOMEM, h->func,
+                                     "out of memory for a %zu-byte message", bytes);
+        m->len = bytes;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* One hop round: runtime step, send, receive. */
+static void hround(builder_t *b, hctx_t *h, int k, int size)
+{
+    const mpitopo__comb_hop_t *e = &b->n->comb->hops[k];
+    add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = hstep, .arg = k});
+    if (e->nsend > 0) {
+        h->out[k].buf = ++b->nbufs;
+        h->out[k].op = b->k;
+        add_msg(b, MPITOPO__OP_SEND, 0, 0, (int)(((long long)b->me + (1LL << k)) % size),
+                b->base + 1 + k);
+    }
+    int from = (int)(((long long)b->me - (1LL << k) % size + size) % size);
+    if (e->nrecv > 0 && h->block >= 0) { /* size known: no probe (SMPI has none) */
+        h->in[k].buf = ++b->nbufs;
+        add(b, (mpitopo__op_t){.count = hmsg_bytes(h, &h->in[k]), .type = MPI_BYTE,
+                               .peer = from, .tag = b->base + 1 + k, .kind = MPITOPO__OP_RECV,
+                               .in_tmp = 1, .buf_id = h->in[k].buf});
+    } else if (e->nrecv > 0) {
+        h->in[k].buf = ++b->nbufs;
+        add(b, (mpitopo__op_t){.type = MPI_BYTE,
+                               .peer = from, .tag = b->base + 1 + k,
+                               .kind = MPITOPO__OP_RECV_ANY,
+                               .buf_id = h->in[k].buf});
+    }
+    close_round(b);
+}
+
+/* The whole HOPS schedule (sizes: mpitopo__combine_build). */
+static int hfill(builder_t *b, int gather)
+{
+    const struct mpitopo__comb *c = b->n->comb;
+    hctx_t *h = b->r->ctx;
+    int size = 0, at = 0, rc = PMPI_Comm_size(b->n->user_comm, &size);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(h->func, rc);
+    b->unp = mpitopo__malloc_array((size_t)b->n->indegree + 1, sizeof *b->unp);
+    if (!b->unp)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, h->func, "out of memory for %d unpacks",
+                                 b->n->indegree);
+    for (int k = 0, p = 0; k < c->nhops; k++) {
+        h->in[k].first = p;
+        h->in[k].nparts = hparts(c->hops[k].recv, c->hops[k].nrecv, gather);
+        p += h->in[k].nparts + 1;
+    }
+    hpack_own(b, h, gather);
+    hself(b);
+    for (int k = 0; k < c->nhops && rc == MPITOPO_SUCCESS; k++) {
+        rc = hsources(b, h, k, gather, &at);
+        if (rc == MPITOPO_SUCCESS)
+            rc = hunpacks(b, h, k, gather);
+        if (rc == MPITOPO_SUCCESS)
+            hround(b, h, k, size);
+    }
+    if (rc == MPITOPO_SUCCESS) {
+        add(b, (mpitopo__op_t){.type = MPI_BYTE, .kind = MPITOPO__OP_CALL, .call = hstep,
+                               .arg = c->nhops});
+        h->ufirst = b->k;
+        for (int i = 0; i < b->nunp; i++)
+            add(b, b->unp[i]);
+        close_round(b);
+    }
+    mpitopo__free(b->unp);
+    b->unp = NULL;
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    b->r->nops = b->k;
+    b->r->nrounds = b->round;
+    rc = mpitopo__request_bufs(b->r, b->nbufs);
+    if (rc == MPITOPO_SUCCESS)
+        rc = hsize_bufs(b->r, h);
+    return rc == MPITOPO_SUCCESS ? mpitopo__request_alloc_tmp(b->r, (size_t)b->off) : rc;
+}
+
+/* The HOPS schedule of any of the five operations: slot sizes, the
+ * runtime state (handed to the request at once, freed with it), the
+ * rounds. Both sides always combine: every process forwards blocks of
+ * others, so none may leave the pattern (send_comb and recv_comb do not
+ * apply). */
+static int hbuild(builder_t *b, const char *func)
+{
+    const mpitopo__nbr_t *n = b->n;
+    int gather = b->send->mode == SIDE_SAME;
+    b->sbv = mpitopo__malloc_array((size_t)(n->outdegree + n->indegree) + 1, sizeof(int));
+    if (!b->sbv)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d block sizes",
+                                 n->outdegree + n->indegree);
+    b->rbv = b->sbv + n->outdegree;
+    int rc = mpitopo__slot_bytes(b->send, n->outdegree, b->sbv, "combine", func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__slot_bytes(b->recv, n->indegree, b->rbv, "combine", func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    hctx_t *h = hctx_new(n, n->comb, gather, func, b->recv->count_name);
+    if (!h)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a combining state");
+    /* Allgather and alltoall: blocks of one size wherever an edge joins
+     * two processes (MPI's matching rule), so of the same size in a
+     * connected graph; a process without edges has no size to trust. */
+    int vw = b->send->mode == SIDE_V || b->send->mode == SIDE_W || b->recv->mode == SIDE_V ||
+             b->recv->mode == SIDE_W;
+    h->block = vw ? -1 : n->indegree > 0 ? b->rbv[0] : n->outdegree > 0 ? b->sbv[0] : -1;
+    b->r->ctx = h;
+    b->r->ctx_free = hctx_free;
+    return hfill(b, gather);
+}
+
 /* Upper bounds: a pack and a move per edge and step, messages per edge,
  * plus five per step (v/w: header, swap messages, runtime step) and two
  * per receive (v/w: its runtime step); rounds: two per step, one per
@@ -624,6 +1146,11 @@ int mpitopo__combine_pays(const mpitopo__nbr_t *n)
 static int sizes(const mpitopo__nbr_t *n, int *nops, int *nrounds)
 {
     const struct mpitopo__comb *c = n->comb;
+    if (c->mode == MPITOPO__COMB_HOPS) { /* HOPS: see hfill */
+        *nops = 2 * (n->outdegree + n->indegree) + 3 * c->nhops + 4;
+        *nrounds = c->nhops + 2;
+        return MPITOPO_SUCCESS;
+    }
     long long ops = 4LL * n->outdegree + 2LL * n->indegree + 5LL * c->nsteps + 2LL * c->nrecv + 4;
     long long rounds = 2LL * c->nsteps + c->nrecv + 2;
     if (ops > INT_MAX || rounds > INT_MAX)
@@ -678,6 +1205,17 @@ static int fill(builder_t *b, int send_comb, int recv_comb, const char *func)
     return rc == MPITOPO_SUCCESS ? mpitopo__request_alloc_tmp(b->r, (size_t)b->off) : rc;
 }
 
+static int finish_build(builder_t *b, int rc, mpitopo_request_t *out)
+{
+    mpitopo__free(b->sbv);
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(b->r);
+        return rc;
+    }
+    *out = b->r;
+    return MPITOPO_SUCCESS;
+}
+
 int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
                            int send_comb, int recv_comb, mpitopo_request_t *out,
                            const char *func)
@@ -703,6 +1241,8 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
     b.r = mpitopo__request_new(n, nops, nrounds);
     if (!b.r)
         return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d steps", nops);
+    if (c->mode == MPITOPO__COMB_HOPS)
+        return finish_build(&b, hbuild(&b, func), out);
     /* The v and w forms combine both sides or neither: a process cannot
      * tell from its own counts what its neighbours decided (allgatherv's
      * send side has one size here, another at every receiver). */
@@ -711,11 +1251,5 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
     rc = vw ? vsetup(&b, func) : MPITOPO_SUCCESS;
     if (rc == MPITOPO_SUCCESS)
         rc = fill(&b, send_comb, recv_comb, func);
-    mpitopo__free(b.sbv);
-    if (rc != MPITOPO_SUCCESS) {
-        mpitopo__request_release(b.r);
-        return rc;
-    }
-    *out = b.r;
-    return MPITOPO_SUCCESS;
+    return finish_build(&b, rc, out);
 }

@@ -22,16 +22,52 @@ typedef struct mpitopo__comb_recv {
     int t, s, f;
 } mpitopo__comb_recv_t;
 
+/*
+ * The two patterns. PAIRS: the thesis's (Alg. 6.1-6.2), pairs of friends
+ * swap their data and each serves half of their common out-neighbours,
+ * one pairing per round. HOPS: every block travels along the binary
+ * digits of (destination - origin) mod P, lowest digit first: in hop h
+ * (0..nhops-1) each process sends one message to me + 2^h and receives
+ * one from me - 2^h (mod P), carrying every block that must cross that
+ * digit; a block for several destinations (allgather) travels once per
+ * branch. Busiest process: at most 2 * ceil(log2 P) messages in
+ * ceil(log2 P) rounds, whatever the degree; chosen where that beats the
+ * best pairing could do (see mpitopo__combine_pattern).
+ */
+enum { MPITOPO__COMB_PAIRS = 0, MPITOPO__COMB_HOPS = 1 };
+
+/* One hop of the HOPS pattern: the items the calling process sends to
+ * me + 2^h and receives from me - 2^h, 3 ints each (origin, destination,
+ * edges from origin to destination), ascending by (origin, destination);
+ * the receiver's list is the sender's. An item reaching its destination
+ * is not forwarded again. */
+typedef struct mpitopo__comb_hop {
+    int nsend, nrecv;
+    int *send, *recv; /* one allocation, send first */
+} mpitopo__comb_hop_t;
+
 struct mpitopo__comb {
+    int mode;                    /* MPITOPO__COMB_PAIRS or _HOPS */
+    int nhops;                   /* HOPS: ceil(log2 P) */
+    mpitopo__comb_hop_t *hops;   /* HOPS: nhops */
     int nsteps;
     mpitopo__comb_step_t *steps; /* ascending t */
     int nrecv;
     mpitopo__comb_recv_t *recvs; /* ascending t */
-    int rounds;                  /* largest round of any process */
+    /* PAIRS: largest round of any process; the schedule has 2 * rounds
+     * + 1 tag rounds. HOPS: (nhops + 1) / 2, so that 2 * rounds + 1 tags
+     * cover its nhops + 1 rounds and a model charging 2 * rounds + 1
+     * latencies overestimates it by at most two. */
+    int rounds;
     /* Messages (sends and receives) of the busiest process, with both
      * sides combined and under the linear schedule: what auto weighs
      * (mpitopo__combine_pays). */
     int max_combined, max_linear;
+    /* Blocks (alltoall: one per edge crossed, sends and receives) of the
+     * busiest process combined and linear: the bandwidth term. Combining
+     * moves blocks more than once (PAIRS: swap and combined message;
+     * HOPS: about log2(P) / 2 hops each). */
+    long long max_blocks_combined, max_blocks_linear;
 };
 
 /* Messages (sends plus receives) that the calling process, rank me, sends
@@ -39,5 +75,9 @@ struct mpitopo__comb {
  * under the linear schedule (*linear), from the pattern c of n. */
 void mpitopo__combine_messages(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
                                int *combined, int *linear);
+
+/* The same for blocks (alltoall counting: one per edge). */
+void mpitopo__combine_blocks(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
+                             long long *combined, long long *linear);
 
 #endif

@@ -8,6 +8,9 @@
  * in-neighbour list of every out-neighbour.
  *
  * Self edges and MPI_PROC_NULL never take part (they stay direct).
+ *
+ * On dense graphs the HOPS pattern (combine.h) replaces the pairing: see
+ * choose_mode for the rule and bench/RESULTS.md section 9 for why.
  */
 #include "coll/combine.h"
 
@@ -16,7 +19,7 @@
 
 /* Message kinds of the protocol; every kind keeps FIFO order between two
  * processes, and both sides run the same sequence per kind. */
-enum { TAG_SIZE = 1, TAG_ROW, TAG_CHOICE, TAG_STATE, TAG_NOTE, TAG_ACTIVE };
+enum { TAG_SIZE = 1, TAG_ROW, TAG_CHOICE, TAG_STATE, TAG_NOTE, TAG_ACTIVE, TAG_HOPN, TAG_HOP };
 enum { NOTE_NONE = 0, NOTE_ON, NOTE_OFF, NOTE_DONE };
 enum { ST_SEARCHING = 0, ST_PAIRED, ST_TERMINAL };
 
@@ -35,7 +38,7 @@ enum { ST_SEARCHING = 0, ST_PAIRED, ST_TERMINAL };
 
 typedef struct pat {
     MPI_Comm comm;
-    int me, theta;
+    int me, size, theta;
     int no, ni;        /* distinct out- and in-neighbours (no self) */
     int *out, *oact;   /* no each */
     int *in, *iact;    /* ni each */
@@ -401,9 +404,148 @@ static int run_protocol(pat_t *p, int *rounds)
     return rc;
 }
 
+
+/* ---- The HOPS pattern (combine.h) ----
+ *
+ * Set-up: nhops exchanges, each of one count and one list, with the two
+ * processes at distance 2^h; the lists hold (origin, destination, edges)
+ * items, about degree / 2 per hop on a random graph: O(degree log P)
+ * time and memory per process, no O(P) array anywhere. */
+
+static int cmp_item(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The items the process starts with: one per distinct out-neighbour q
+ * other than itself, with the number of its edges to q. */
+static int own_items(const pat_t *p, const mpitopo__nbr_t *n, int *items)
+{
+    int k = 0;
+    for (int j = 0; j < p->no; j++) {
+        int m = 0;
+        for (int d = 0; d < n->outdegree; d++)
+            m += n->destinations[d] == p->out[j];
+        items[3 * k] = p->me;
+        items[3 * k + 1] = p->out[j];
+        items[3 * k++ + 2] = m;
+    }
+    return k;
+}
+
+/* Whether item it, held by the process, crosses digit h now. */
+static int crosses(const pat_t *p, const int *it, int h)
+{
+    int delta = (it[1] - p->me + p->size) % p->size;
+    return (delta >> h) & 1;
+}
+
+/* Hop h: split held (nheld items) into what crosses (sent, recorded) and
+ * what stays; receive the items of me - 2^h; held becomes what stays and
+ * what arrived for others, sorted (grown as needed, *cap items). */
+static int hop(pat_t *p, int h, int **held, int *nheld, size_t *cap)
+{
+    mpitopo__comb_hop_t *e = &p->c->hops[h];
+    int ns = 0, nk = 0;
+    for (int i = 0; i < *nheld; i++)
+        ns += crosses(p, *held + 3 * i, h);
+    int to = (int)(((long long)p->me + (1LL << h)) % p->size);
+    int from = (int)(((long long)p->me - (1LL << h) % p->size + p->size) % p->size);
+    int nr = 0, rc = xchg(p, TAG_HOPN, 1, &to, &ns, 0, 1, 1, &from, &nr, NULL);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size_t need = (size_t)*nheld - (size_t)ns + (size_t)nr + 1;
+    if (need > *cap) {
+        int *g = mpitopo__realloc_array(*held, 3 * need, sizeof(int));
+        if (!g)
+            return MPI_ERR_NO_MEM;
+        *held = g;
+        *cap = need;
+    }
+    e->send = mpitopo__malloc_array(3 * ((size_t)ns + (size_t)nr) + 1, sizeof(int));
+    if (!e->send)
+        return MPI_ERR_NO_MEM;
+    e->recv = e->send + 3 * ns;
+    e->nsend = ns;
+    e->nrecv = nr;
+    int *it = *held;
+    for (int i = 0, j = 0; i < *nheld; i++)
+        if (crosses(p, it + 3 * i, h))
+            memcpy(e->send + 3 * j++, it + 3 * i, 3 * sizeof(int));
+        else
+            memmove(it + 3 * nk++, it + 3 * i, 3 * sizeof(int));
+    int cnt = 3 * nr;
+    rc = xchg(p, TAG_HOP, 1, &to, e->send, 0, 3 * ns, 1, &from, e->recv, &cnt);
+    for (int i = 0; i < nr && rc == MPI_SUCCESS; i++)
+        if (e->recv[3 * i + 1] != p->me)
+            memcpy(it + 3 * nk++, e->recv + 3 * i, 3 * sizeof(int));
+    qsort(it, (size_t)nk, 3 * sizeof(int), cmp_item);
+    *nheld = nk;
+    return rc;
+}
+
+/* The whole HOPS pattern. */
+static int run_hops(pat_t *p, const mpitopo__nbr_t *n)
+{
+    struct mpitopo__comb *c = p->c;
+    c->mode = MPITOPO__COMB_HOPS;
+    while ((1LL << c->nhops) < p->size)
+        c->nhops++;
+    c->hops = mpitopo__calloc((size_t)c->nhops + 1, sizeof *c->hops);
+    size_t cap = (size_t)p->no + 1;
+    int *held = mpitopo__malloc_array(3 * cap, sizeof(int));
+    int nheld = 0, rc = c->hops && held ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        nheld = own_items(p, n, held);
+    for (int h = 0; h < c->nhops && rc == MPI_SUCCESS; h++)
+        rc = hop(p, h, &held, &nheld, &cap);
+    if (rc == MPI_SUCCESS && nheld != 0)
+        rc = MPI_ERR_INTERN; /* every item must have arrived */
+    mpitopo__free(held);
+    return rc;
+}
+
+/*
+ * Which pattern (the same answer everywhere: from maxima over all
+ * processes). The thesis's pairing at best halves the busiest process's
+ * messages (2 * degree linear, each pairing saving at most half of the
+ * common neighbours' sends and receives) and adds two rounds per
+ * pairing; HOPS costs 2 * nhops messages and nhops rounds whatever the
+ * degree. Counting a round as one message (mpitopo__combine_pays), HOPS
+ * is taken when it costs less than half of linear, i.e. where even an
+ * ideal pairing could not match it: dense graphs (the thesis's random
+ * graphs, 3-D Moore radius 2), not the sparse or 2-D stencils whose
+ * pairing needs few rounds. MPITOPO_COMBINE_PATTERN=pairs|hops forces
+ * one (read when the pattern is made).
+ */
+static int choose_mode(pat_t *p, const mpitopo__nbr_t *n, int *hops)
+{
+    int lin = 0, max = 0, k = 0;
+    for (int i = 0; i < n->indegree; i++)
+        lin += n->sources[i] != MPI_PROC_NULL && n->sources[i] != p->me;
+    for (int d = 0; d < n->outdegree; d++)
+        lin += n->destinations[d] != MPI_PROC_NULL && n->destinations[d] != p->me;
+    int rc = PMPI_Allreduce(&lin, &max, 1, MPI_INT, MPI_MAX, p->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    while ((1LL << k) < p->size)
+        k++;
+    const char *env = getenv("MPITOPO_COMBINE_PATTERN");
+    if (env && !strcmp(env, "hops"))
+        *hops = 1;
+    else if (env && !strcmp(env, "pairs"))
+        *hops = 0;
+    else
+        *hops = k > 0 && 2LL * (2 * k + k) < (long long)max + 1;
+    return MPI_SUCCESS;
+}
+
 static int setup(pat_t *p, const mpitopo__nbr_t *n)
 {
     int len, rc = PMPI_Comm_rank(n->user_comm, &p->me);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_size(n->user_comm, &p->size);
     if (rc != MPI_SUCCESS)
         return rc;
     p->out = clean_list(n->destinations, n->outdegree, p->me, &len);
@@ -452,10 +594,50 @@ void mpitopo__combine_free(struct mpitopo__comb *c)
         mpitopo__free(c->steps[i].cn);
     mpitopo__free(c->steps);
     mpitopo__free(c->recvs);
+    for (int h = 0; c->hops && h < c->nhops; h++)
+        mpitopo__free(c->hops[h].send);
+    mpitopo__free(c->hops);
     mpitopo__free(c);
 }
 
-/* Friends are bounded by the entries of M. */
+/* Alg. 6.1: M, friends, rounds. Friends are bounded by the entries of M. */
+static int run_pairs(pat_t *p)
+{
+    int rc = build_matrix(p);
+    if (rc == MPI_SUCCESS) {
+        size_t m = (size_t)p->roff[p->no] + 1;
+        p->frank = mpitopo__malloc_array(m, sizeof(int));
+        p->fw = mpitopo__malloc_array(m, sizeof(int));
+        rc = p->frank && p->fw ? find_friends(p) : MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = run_protocol(p, &p->c->rounds);
+    return rc;
+}
+
+/* Tags of a combining schedule depend on the largest round anywhere;
+ * auto weighs the busiest process's messages (and blocks). */
+static int summarise(pat_t *p, const mpitopo__nbr_t *n)
+{
+    struct mpitopo__comb *c = p->c;
+    long long v[5] = {c->mode == MPITOPO__COMB_HOPS ? (c->nhops + 1) / 2 : c->rounds, 0, 0, 0, 0};
+    long long all[5];
+    int comb, lin;
+    mpitopo__combine_messages(n, c, p->me, &comb, &lin);
+    v[1] = comb;
+    v[2] = lin;
+    mpitopo__combine_blocks(n, c, p->me, &v[3], &v[4]);
+    int rc = PMPI_Allreduce(v, all, 5, MPI_LONG_LONG, MPI_MAX, p->comm);
+    if (rc == MPI_SUCCESS) {
+        c->rounds = (int)all[0];
+        c->max_combined = (int)all[1];
+        c->max_linear = (int)all[2];
+        c->max_blocks_combined = all[3];
+        c->max_blocks_linear = all[4];
+    }
+    return rc;
+}
+
 static int compute(pat_t *p, const mpitopo__nbr_t *n)
 {
     int rc = setup(p, n);
@@ -463,29 +645,37 @@ static int compute(pat_t *p, const mpitopo__nbr_t *n)
         rc = PMPI_Comm_dup(n->user_comm, &p->comm);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
+    int hops = 0;
     if (rc == MPI_SUCCESS)
-        rc = build_matrix(p);
-    if (rc == MPI_SUCCESS) {
-        size_t m = (size_t)p->roff[p->no] + 1;
-        p->frank = mpitopo__malloc_array(m, sizeof(int));
-        p->fw = mpitopo__malloc_array(m, sizeof(int));
-        rc = p->frank && p->fw ? find_friends(p) : MPI_ERR_NO_MEM;
+        rc = choose_mode(p, n, &hops);
+    if (rc == MPI_SUCCESS && hops)
+        rc = run_hops(p, n);
+    else if (rc == MPI_SUCCESS)
+        rc = run_pairs(p);
+    return rc == MPI_SUCCESS ? summarise(p, n) : rc;
+}
+
+static void log_pattern(const struct mpitopo__comb *c, const mpitopo__nbr_t *n, int me)
+{
+    int hops = c->mode == MPITOPO__COMB_HOPS, ns = 0, nr = 0;
+    for (int h = 0; hops && h < c->nhops; h++) {
+        ns += c->hops[h].nsend > 0;
+        nr += c->hops[h].nrecv > 0;
     }
-    int v[3] = {0, 0, 0}, all[3];
-    if (rc == MPI_SUCCESS)
-        rc = run_protocol(p, &v[0]);
-    if (rc == MPI_SUCCESS)
-        mpitopo__combine_messages(n, p->c, p->me, &v[1], &v[2]);
-    /* Tags of a combining schedule depend on the largest round anywhere;
-     * auto weighs the busiest process's messages. */
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allreduce(v, all, 3, MPI_INT, MPI_MAX, p->comm);
-    if (rc == MPI_SUCCESS) {
-        p->c->rounds = all[0];
-        p->c->max_combined = all[1];
-        p->c->max_linear = all[2];
-    }
-    return rc;
+    if (hops)
+        mpitopo__log(2, "combine: rank %d sends %d and receives %d messages in %d hops", me, ns,
+                     nr, c->nhops);
+    else
+        mpitopo__log(2, "combine: rank %d pairs %d times, receives %d combined messages, %d rounds",
+                     me, c->nsteps, c->nrecv, c->rounds);
+    if (me == 0)
+        mpitopo__log(1,
+                     "combine: %s pattern, busiest process %d messages combined in %d rounds, %d "
+                     "linear; blocks %lld combined, %lld linear: auto %s",
+                     hops ? "hops" : "pairs", c->max_combined,
+                     hops ? c->nhops + 1 : 2 * c->rounds + 1, c->max_linear,
+                     c->max_blocks_combined, c->max_blocks_linear,
+                     mpitopo__combine_pays(n) ? "combines" : "stays linear");
 }
 
 int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
@@ -507,14 +697,7 @@ int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
                                     : mpitopo__mpi_result(func, rc);
     }
     n->comb = p.c;
-    mpitopo__log(2, "combine: rank %d pairs %d times, receives %d combined messages, %d rounds",
-                 p.me, p.c->nsteps, p.c->nrecv, p.c->rounds);
-    if (p.me == 0)
-        mpitopo__log(1,
-                     "combine: busiest process %d messages combined in %d rounds, %d linear: "
-                     "auto %s",
-                     p.c->max_combined, 2 * p.c->rounds + 1, p.c->max_linear,
-                     mpitopo__combine_pays(n) ? "combines" : "stays linear");
+    log_pattern(p.c, n, p.me);
     return MPITOPO_SUCCESS;
 }
 
