@@ -82,20 +82,21 @@ static int scotch_failed(const char *call)
 
 /* ---- architecture -------------------------------------------------------- */
 
-/* Integer costs: kept when they are integers up to 1024, else scaled so the
- * largest is 1024 (Scotch multiplies them by edge weights in 32 bits). */
-static void link_costs(const mpitopo_machine_t *m, SCOTCH_Num *link, long long *maxdist)
+/* Integer costs of the n tree levels: kept when they are integers up to
+ * 1024, else scaled so the largest is 1024 (Scotch multiplies them by edge
+ * weights in 32 bits). */
+static void link_costs(const double *cost, int n, SCOTCH_Num *link, long long *maxdist)
 {
     double top = 0;
     int integral = 1;
-    for (int l = 0; l < m->nlevels; l++) {
-        top = m->cost[l] > top ? m->cost[l] : top;
-        integral &= m->cost[l] == floor(m->cost[l]);
+    for (int l = 0; l < n; l++) {
+        top = cost[l] > top ? cost[l] : top;
+        integral &= cost[l] == floor(cost[l]);
     }
     double scale = integral && top <= 1024 ? 1.0 : top > 0 ? 1024 / top : 0;
     long long below = 0;
-    for (int l = m->nlevels - 1; l >= 0; l--) {
-        long long c = llround(m->cost[l] * scale);
+    for (int l = n - 1; l >= 0; l--) {
+        long long c = llround(cost[l] * scale);
         link[l] = c > below ? (SCOTCH_Num)(c - below) : 0;
         below += link[l];
     }
@@ -116,7 +117,7 @@ static int max_arity(const mpitopo_machine_t *m, int l)
 }
 
 /* Terminal number of `leaf` in the regular enclosing tree: its child index
- * at every level, in mixed radix. */
+ * at every level, in mixed radix (a level of arity 1 adds no digit). */
 static SCOTCH_Num terminal_of(const mpitopo_machine_t *m, const SCOTCH_Num *arity, int leaf)
 {
     long long t = 0;
@@ -128,23 +129,40 @@ static SCOTCH_Num terminal_of(const mpitopo_machine_t *m, const SCOTCH_Num *arit
     return (SCOTCH_Num)t;
 }
 
-/* The tree of the machine, restricted to the first nprocs leaves when that
+/*
+ * The tree of the machine, restricted to the first nprocs leaves when that
  * is not the whole tree (*restricted then says to use `sub`). Sub-architecture
- * domain i is leaf i. */
+ * domain i is leaf i.
+ *
+ * Levels of arity 1 are left out: Scotch's tree-leaf levels must have at
+ * least 2 children (its file reader rejects fewer) and SCOTCH_graphMap dies
+ * of a division by zero on an inner level of arity 1 ("switch:2 node:1
+ * core:4", every leaf used). No two leaves first differ at such a level, so
+ * the distances of the others are unchanged: the links are computed from
+ * the costs of the levels kept.
+ */
 static int build_arch(const mpitopo_machine_t *m, int nprocs, SCOTCH_Arch *tree, SCOTCH_Arch *sub,
                       int *restricted, long long *maxdist)
 {
-    SCOTCH_Num arity[MPITOPO_MAX_LEVELS], link[MPITOPO_MAX_LEVELS];
+    SCOTCH_Num arity[MPITOPO_MAX_LEVELS], kept_arity[MPITOPO_MAX_LEVELS], link[MPITOPO_MAX_LEVELS];
+    double kept_cost[MPITOPO_MAX_LEVELS];
     long long terminals = 1;
+    int nkept = 0;
     for (int l = 0; l < m->nlevels; l++) {
         arity[l] = max_arity(m, l);
         terminals *= arity[l];
         if (terminals > SCOTCH_NUMMAX)
             return mpitopo__error(MPITOPO_ERR_UNSUPPORTED, "mpitopo_map: scotch: the regular tree enclosing the machine "
                                                            "has more than %d leaves", (int)SCOTCH_NUMMAX);
+        if (arity[l] < 2)
+            continue;
+        kept_arity[nkept] = arity[l];
+        kept_cost[nkept++] = m->cost[l];
     }
-    link_costs(m, link, maxdist);
-    if (SCOTCH_archTleaf(tree, m->nlevels, arity, link) != 0)
+    if (nkept == 0) /* one leaf: the caller maps a single process itself */
+        return mpitopo__error(MPITOPO_ERR_INTERNAL, "mpitopo_map: scotch: the machine has a single leaf");
+    link_costs(kept_cost, nkept, link, maxdist);
+    if (SCOTCH_archTleaf(tree, nkept, kept_arity, link) != 0)
         return scotch_failed("SCOTCH_archTleaf");
     *restricted = nprocs < m->nleaves || terminals != m->nleaves;
     if (!*restricted)

@@ -213,6 +213,38 @@ static void test_irregular_partial(void **state)
     mpitopo_machine_destroy(&m);
 }
 
+/* Levels of arity 1 (a switch of one node, a node of one socket): Scotch
+ * died of SIGFPE in SCOTCH_graphMap on an inner one with every leaf used.
+ * Rings of 4 must each stay on one switch. */
+static void test_arity_one_levels(void **state)
+{
+    (void)state;
+    need_some_backend();
+    static const char *const machines[] = {
+        "switch:2 node:1 core:4", "switch:2 node:2 socket:1 core:2", "switch:2 node:1 socket:1 core:4",
+        "switch:1 node:2 core:4", "node:2 core:4 hw:1",
+    };
+    for (int b = 0; b < NBACKENDS; b++) {
+        if (!have(backends[b]))
+            continue;
+        for (size_t k = 0; k < sizeof machines / sizeof *machines; k++) {
+            mpitopo_machine_t *m = machine(machines[k]);
+            const char *pats[] = {"ring:8:4", "cart:2x4:moore=1", "ring:7:4"};
+            for (int i = 0; i < 3; i++) {
+                mpitopo_pattern_t *p = pattern(pats[i]);
+                int leaf[8];
+                mpitopo_metrics_t met;
+                map_and_measure(backends[b], m, p, MPITOPO_WEIGHT_BYTES, leaf, &met);
+                if (i != 1 && met.levels[0].edges_crossing != 0)
+                    fail_msg("%s, %s on %s: %lld edges cross the top level", backends[b], pats[i], machines[k],
+                             (long long)met.levels[0].edges_crossing);
+                mpitopo_pattern_destroy(&p);
+            }
+            mpitopo_machine_destroy(&m);
+        }
+    }
+}
+
 static void test_no_edges_and_tiny(void **state)
 {
     (void)state;
@@ -360,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_fewer_procs_than_leaves),
         cmocka_unit_test(test_irregular_tree),
         cmocka_unit_test(test_irregular_partial),
+        cmocka_unit_test(test_arity_one_levels),
         cmocka_unit_test(test_no_edges_and_tiny),
         cmocka_unit_test(test_weight_choice),
         cmocka_unit_test(test_extreme_weights_and_costs),
