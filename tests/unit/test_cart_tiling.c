@@ -105,11 +105,11 @@ static void test_property(void **state)
         const mpitopo_mapper_t *info;
         have[k] = mpitopo_mapper_find(mappers[k], &info) == MPITOPO_SUCCESS;
     }
-    /* Scotch dies of a division by zero on some of these small machines
-     * (SCOTCH_graphMap, archTleafDomDist): left out until that is fixed. */
-    have[6] = 0;
     rng_t rng = {0x2545f4914f6cdd1dull};
-    for (int c = 0; c < 1000; c++) {
+    /* The issue asks for >= 1,000 cases; under ASan (about 5x slower) a
+     * prefix of the same sequence keeps the suite fast. */
+    int cases = UNIT_SANITIZED ? 400 : 1000;
+    for (int c = 0; c < cases; c++) {
         char machine[96], pattern[96];
         make_case(&rng, machine, sizeof machine, pattern, sizeof pattern);
         mpitopo_machine_t *m = NULL;
@@ -142,11 +142,61 @@ static void test_property(void **state)
     }
 }
 
+typedef struct alloc_case {
+    const char *machine, *pattern;
+} alloc_case_t;
+
+/* Map with cart, then compute the metrics (which run the lower bound). */
+static int map_and_bound(void *ctx)
+{
+    const alloc_case_t *c = ctx;
+    mpitopo_machine_t *m = NULL;
+    mpitopo_pattern_t *p = NULL;
+    int map[64];
+    mpitopo_metrics_t met;
+    mpitopo_node_bound_t lb;
+    int rc = mpitopo_machine_from_string(c->machine, &m);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_pattern_from_string(c->pattern, &p);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_map("cart", m, p, NULL, map, NULL);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_metrics_compute(m, p, map, MPITOPO_WEIGHT_BYTES, &met);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_cart_node_bound(m, p, MPITOPO_WEIGHT_UNIT, &lb);
+    if (rc == MPITOPO_SUCCESS && (!met.lower_bound.found || !lb.found))
+        rc = MPITOPO_ERR_INTERNAL;
+    mpitopo_pattern_destroy(&p);
+    mpitopo_machine_destroy(&m);
+    return rc;
+}
+
+/* Every allocation of the strip path, the candidate choice and the lower
+ * bound fails in turn: a clean MPITOPO_ERR_NOMEM, nothing leaked. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    static const alloc_case_t cases[] = {
+        /* Strips reach the bound (100 edges): the graph mappers are skipped. */
+        {"node:10 core:6", "cart:12x5"},
+        /* Strips (90 edges, bound 84): tree and METIS run as candidates too. */
+        {"node:7 core:9", "cart:9x7"},
+        /* 25 processes on 28 leaves: strips, and the bound of a partial machine. */
+        {"node:4 core:7", "cart:5x5:moore=1"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        alloc_case_t c = cases[k];
+        OK(map_and_bound(&c));
+        assert_true(unit_each_allocation_fails(c.pattern, map_and_bound, &c) > 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_issue_cases),
         cmocka_unit_test(test_property),
+        cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Sanitizer builds (ASan runs several times slower): the randomised
+ * property tests run fewer cases there, the normal build runs them all. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNIT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNIT_SANITIZED 1
+#endif
+#endif
+#ifndef UNIT_SANITIZED
+#define UNIT_SANITIZED 0
+#endif
+
 /* Assert success, printing mpitopo's message when it fails. */
 #define OK(call)                                                                          \
     do {                                                                                  \
