@@ -521,24 +521,21 @@ static int run_hops(pat_t *p, const mpitopo__nbr_t *n)
  */
 static int choose_mode(pat_t *p, const mpitopo__nbr_t *n, int *hops)
 {
+    const char *env = getenv("MPITOPO_COMBINE_PATTERN");
+    if (env && (!strcmp(env, "hops") || !strcmp(env, "pairs"))) {
+        *hops = !strcmp(env, "hops");
+        return MPI_SUCCESS;
+    }
     int lin = 0, max = 0, k = 0;
     for (int i = 0; i < n->indegree; i++)
         lin += n->sources[i] != MPI_PROC_NULL && n->sources[i] != p->me;
     for (int d = 0; d < n->outdegree; d++)
         lin += n->destinations[d] != MPI_PROC_NULL && n->destinations[d] != p->me;
     int rc = PMPI_Allreduce(&lin, &max, 1, MPI_INT, MPI_MAX, p->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
     while ((1LL << k) < p->size)
         k++;
-    const char *env = getenv("MPITOPO_COMBINE_PATTERN");
-    if (env && !strcmp(env, "hops"))
-        *hops = 1;
-    else if (env && !strcmp(env, "pairs"))
-        *hops = 0;
-    else
-        *hops = k > 0 && 2LL * (2 * k + k) < (long long)max + 1;
-    return MPI_SUCCESS;
+    *hops = k > 0 && 2LL * (2 * k + k) < (long long)max + 1;
+    return rc;
 }
 
 static int setup(pat_t *p, const mpitopo__nbr_t *n)
@@ -701,7 +698,13 @@ int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
     return MPITOPO_SUCCESS;
 }
 
+/* HOPS: the processes the calling one sends to (what the log calls
+ * friends there). */
 int mpitopo__combine_pairs(const mpitopo__nbr_t *n)
 {
-    return n->comb ? n->comb->nsteps : 0;
+    const struct mpitopo__comb *c = n->comb;
+    int m = 0;
+    for (int h = 0; c && c->mode == MPITOPO__COMB_HOPS && h < c->nhops; h++)
+        m += c->hops[h].nsend > 0;
+    return !c ? 0 : c->mode == MPITOPO__COMB_HOPS ? m : c->nsteps;
 }
