@@ -199,6 +199,16 @@ static int run_map(const mpitopo__bk_graph_t *g, const SCOTCH_Arch *arch, uint64
     }
     SCOTCH_contextRandomClone(&ctx);
     SCOTCH_contextRandomSeed(&ctx, (SCOTCH_Num)(seed % (uint64_t)SCOTCH_NUMMAX));
+    /* One thread, deterministic: every process of an MPI job maps on its
+     * own (the cart mapper runs Scotch too) and must get the same result,
+     * and a node full of processes must not each start a thread per core
+     * (Scotch's default), which also stalled its barriers on a loaded
+     * machine (test_cart: 3 s of CPU, 30 to 90 s of wall time). */
+    if (SCOTCH_contextThreadSpawn(&ctx, 1, NULL) != 0 ||
+        SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0) {
+        rc = scotch_failed("the Scotch context");
+        goto done;
+    }
     if (SCOTCH_contextBindGraph(&ctx, &graph, &bound) != 0) {
         rc = scotch_failed("SCOTCH_contextBindGraph");
         goto done;
