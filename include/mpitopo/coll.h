@@ -240,6 +240,16 @@ int mpitopo_start(mpitopo_request_t *request);
 int mpitopo_startall(int count, mpitopo_request_t requests[]);
 
 /*
+ * Move every active neighbourhood operation of the calling process on, on
+ * every communicator, without blocking: what mpitopo_wait and mpitopo_test
+ * do for the operations they are not waiting for. For programs that wait
+ * on something else (their own MPI requests) while operations of mpitopo
+ * are in flight. Errors stay with their requests. Local; thread safe.
+ * Returns MPITOPO_SUCCESS.
+ */
+int mpitopo_progress(void);
+
+/*
  * Complete *request (blocking). A nonblocking request is then released and
  * *request set to MPITOPO_REQUEST_NULL; a persistent one becomes inactive
  * and may be started again (an inactive one completes at once).

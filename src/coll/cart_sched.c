@@ -393,6 +393,22 @@ int mpitopo__cart_gains(const mpitopo__nbr_t *n)
     return s && 2LL * s->radius * s->ndims < s->k;
 }
 
+void mpitopo__cart_cost(const mpitopo__nbr_t *n, int alltoall, int *offsets, int *rounds,
+                        int *messages, double *blocks)
+{
+    const struct mpitopo__stencil *s = n->stencil;
+    *offsets = s->k;
+    *rounds = s->ndims;
+    *messages = 4 * s->radius * s->ndims;
+    *blocks = 0;
+    for (int j = 0; j < s->k; j++) {
+        int nz = 0;
+        for (int i = 0; i < s->ndims; i++)
+            nz += s->off[(size_t)j * s->ndims + i] != 0;
+        *blocks += alltoall ? nz : 1;
+    }
+}
+
 typedef struct builder {
     mpitopo_request_t r;
     const struct mpitopo__stencil *s;

@@ -17,6 +17,9 @@
 struct mpitopo__comb;
 struct mpitopo__stencil;
 struct mpitopo__node;
+struct mpitopo__cache;
+struct mpitopo__centry;
+struct side;
 
 /* Schedules a neighbourhood operation can run on (MPITOPO_NEIGHBOR). */
 typedef enum {
@@ -25,6 +28,7 @@ typedef enum {
     MPITOPO__SCHED_COMBINE,
     MPITOPO__SCHED_CART,
     MPITOPO__SCHED_NODE,
+    MPITOPO__SCHED_MPI,         /* the host MPI's own PMPI_(I)neighbor_* */
     MPITOPO__SCHED_UNSET = -1,  /* no choice given at this level */
     MPITOPO__SCHED_INVALID = -2 /* a value that is not a schedule name */
 } mpitopo__sched_t;
@@ -54,7 +58,6 @@ typedef struct mpitopo__nbr {
      * ready, so every process posts the messages of concurrent operations
      * in the same order (what message matching relies on). */
     struct mpitopo_request *queue_head, *queue_tail;
-    struct mpitopo_request *active_head; /* active multi-round requests */
     /* Read from the communicator's info at cache time (MPITOPO__SCHED_UNSET
      * and -1 when absent): key "mpitopo_neighbor" and
      * "mpitopo_combine_threshold". */
@@ -67,6 +70,11 @@ typedef struct mpitopo__nbr {
     unsigned logged;            /* (operation kind, schedule) pairs logged */
     long long sends;            /* messages sent by schedules (diagnostics) */
     int next_tag;               /* tag allocator of multi-round schedules */
+    /* What the last mpitopo__nbr_tags call gave, and how many calls were
+     * made: a cached schedule takes new tags of the same span each run. */
+    int tag_calls, last_tag_base, last_tag_span;
+    int freed;                  /* the user freed comm (user_comm is gone) */
+    struct mpitopo__cache *cache; /* schedules of earlier calls (cache.c) */
 } mpitopo__nbr_t;
 
 /*
@@ -124,7 +132,8 @@ enum {
     MPITOPO__OP_UNPACK,
     MPITOPO__OP_MOVE, /* memmove tmp_bytes from tmp + src_off to tmp + tmp_off */
     MPITOPO__OP_RECV_ANY, /* a message of unknown size into a growable buffer */
-    MPITOPO__OP_CALL      /* a runtime step: call(req, arg) */
+    MPITOPO__OP_CALL,     /* a runtime step: call(req, arg) */
+    MPITOPO__OP_HOST      /* the host MPI's nonblocking operation (host.c) */
 };
 
 struct mpitopo_request;
@@ -218,7 +227,25 @@ struct mpitopo_request {
      * test on the communicator progresses (see request.c). */
     struct mpitopo_request *prev_active, *next_active;
     int listed;
+    _Atomic int busy;    /* being advanced by some thread (request.c) */
+    /* A schedule kept in its communicator's cache (cache.c): on completion
+     * it goes back there instead of being released. */
+    struct mpitopo__centry *entry;
+    int tag_base, tag_span; /* tags of a multi-round schedule (span 0: none) */
+    /* Move the buffers the steps and the runtime state refer to onto the
+     * sides of a new call (cache.c); NULL: the MPITOPO__SLOT fields do. */
+    void (*rebase)(struct mpitopo_request *req, const struct side *send,
+                   const struct side *recv);
 };
+
+/* Make n's private communicator ready (blocking) and post the first
+ * rounds of the requests queued for it, so that a call made on it now
+ * comes after them on every process. */
+int mpitopo__nbr_settle(mpitopo__nbr_t *n);
+
+/* Move every active operation of the calling process on, on every
+ * communicator, without blocking (errors stay with their requests). */
+void mpitopo__progress_all(void);
 
 /* A request for nrounds rounds of nops messages in all; the caller fills
  * ops and round_start, then calls mpitopo__request_start. Takes a reference
@@ -248,6 +275,63 @@ int mpitopo__request_wait(mpitopo_request_t *request, const char *func);
 
 /* Release a request (in-flight MPI requests are freed, left to MPI). */
 void mpitopo__request_release(mpitopo_request_t req);
+
+/* ---- Schedule cache (cache.c) ----
+ *
+ * Blocking and nonblocking calls reuse the schedule of an earlier call on
+ * the same communicator with the same operation, requested schedule,
+ * counts, displacements and datatypes; buffers may differ. A bounded
+ * number of schedules per communicator, least recently used replaced,
+ * freed with the communicator. Keys compare predefined datatypes by
+ * handle and derived ones by a serial number kept in an attribute of the
+ * datatype, so a freed type whose handle MPI reuses never matches.
+ */
+
+/* The idle cached schedule for this call, rebased onto its buffers and
+ * given new tags (NULL when none); *sched: the schedule it runs. Marks it
+ * in use. */
+int mpitopo__cache_get(mpitopo__nbr_t *n, int op, int requested, const struct side *send,
+                       const struct side *recv, mpitopo_request_t *req, int *sched,
+                       const char *func);
+
+/* Keep req (just built for this call, schedule sched, not persistent) in
+ * the cache, in use; returns without keeping it when every entry is in
+ * use or memory runs out. */
+void mpitopo__cache_put(mpitopo__nbr_t *n, int op, int requested, const struct side *send,
+                        const struct side *recv, mpitopo_request_t req, int sched);
+
+/* A cached request has completed: make it idle again (or release it when
+ * its communicator is gone). */
+void mpitopo__cache_put_back(mpitopo_request_t req);
+
+/* A cached request is being released: forget its entry. */
+void mpitopo__cache_forget(mpitopo_request_t req);
+
+/* Release every idle schedule of n's cache; those in use leave it and are
+ * released on completion. */
+void mpitopo__cache_clear(mpitopo__nbr_t *n);
+
+/* ---- The host MPI's own operations (host.c) ---- */
+
+/* A request running the host MPI's PMPI_Ineighbor_* of op on comm with
+ * the given sides (persistent ones start it again each run), not started. */
+int mpitopo__host_build(mpitopo__nbr_t *n, int op, const struct side *send,
+                        const struct side *recv, mpitopo_request_t *out, const char *func);
+
+/* The blocking host operation (PMPI_Neighbor_*) on n's communicator,
+ * MPI's code returned. */
+int mpitopo__host_run(const mpitopo__nbr_t *n, int op, const struct side *send,
+                      const struct side *recv);
+
+/* Keep duplicates of the derived datatypes of a host request whose posting
+ * is deferred (mpitopo__request_own_datatypes calls it). */
+int mpitopo__host_own_datatypes(mpitopo_request_t req);
+
+/* Post the host operation of req (its one step). */
+int mpitopo__host_post(mpitopo_request_t req, MPI_Request *q);
+
+/* Whether the host MPI has neighbourhood collectives (not SimGrid SMPI). */
+int mpitopo__host_available(void);
 
 /* How block i of a user buffer is found (the five operations differ only
  * in this). */
@@ -365,6 +449,20 @@ int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *
 void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t requested,
                         mpitopo__sched_t chosen);
 
+/* The cost model of auto (select.c): constants read once. */
+typedef struct mpitopo__model {
+    double round_us, msg_us, byte_us, margin;
+} mpitopo__model_t;
+
+/* The model (MPITOPO_NEIGHBOR_MODEL or the defaults); errors name a bad
+ * file. */
+int mpitopo__model(const mpitopo__model_t **m, const char *func);
+
+/* Predicted microseconds of rounds dependent rounds, messages sent and
+ * received and bytes sent by the busiest process. */
+double mpitopo__model_time(const mpitopo__model_t *m, double rounds, double messages,
+                           double bytes);
+
 /* ---- Message combining (combine.c) ---- */
 
 /* Largest block, in bytes, that "auto" combines. */
@@ -418,6 +516,14 @@ void mpitopo__stencil_free(struct mpitopo__stencil *s);
  * gains anything over the linear schedule (fewer messages). */
 int mpitopo__cart_applies(const mpitopo__nbr_t *n, mpitopo__opkind_t op);
 int mpitopo__cart_gains(const mpitopo__nbr_t *n);
+
+/* What the dimension-wise schedule costs the busiest process (one inside
+ * the grid: the same on every process): the stencil's offsets (the linear
+ * schedule's messages each way), dependent rounds, messages sent and
+ * received, and blocks sent (alltoall forwards a block once per nonzero
+ * coordinate of its offset; allgather sends each of its blocks once). */
+void mpitopo__cart_cost(const mpitopo__nbr_t *n, int alltoall, int *offsets, int *rounds,
+                        int *messages, double *blocks);
 
 /* The dimension-wise schedule, not started. */
 int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,

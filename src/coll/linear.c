@@ -344,96 +344,256 @@ static int side_bytes(const side_t *s, long long *bytes)
     return rc;
 }
 
-/*
- * The schedule rule.
- *   cart: on a communicator made by mpitopo_cart_stencil_create whose
- *     stencil maps to distinct processes (mpitopo__cart_applies), all
- *     five operations; auto takes it when it sends fewer messages (Moore,
- *     not star), for blocks of at most MPITOPO__COMBINE_AUTO_BYTES and
- *     for the v and w forms whatever their sizes. Plain Cartesian
- *     communicators have star neighbourhoods: nothing to forward.
- *   combine: graph and dist-graph communicators (not Cartesian ones: 2d
- *     neighbours, no two processes share the 4 out-neighbours that make
- *     combining pay), all five operations; auto combines only where the
- *     pattern saves enough messages to pay for its rounds
- *     (mpitopo__combine_pays), then each side only for blocks of at most
- *     MPITOPO__COMBINE_AUTO_BYTES (the thesis's gain is for small
- *     messages), and the v and w forms whatever their sizes, both sides
- *     (mpitopo__combine_build).
- *   Anything else, or a schedule that does not apply: linear.
- * Every process must choose alike: the inputs are the communicator (the
- * same everywhere), the request and block sizes (equal at both ends of
- * every message).
- */
-static int choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
-                  const side_t *send, const side_t *recv, choice_t *c, const char *func)
+/* The blocks of one operation, for the cost model: block bytes of
+ * allgather and alltoall (0 for the v and w forms, which have none that
+ * every process shares). */
+static int block_sizes(mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                       long long *sb, long long *rb, const char *func)
 {
-    *c = (choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
-    /* Block sizes of allgather and alltoall only. The v and w forms have
-     * none that every process shares (allgatherv's one send block differs
-     * from process to process, so deciding on it would split the
-     * processes between schedules): auto treats them as small. */
-    long long sb = 0, rb = 0;
+    *sb = *rb = 0;
     int rc = MPI_SUCCESS;
     if (op == MPITOPO__OPK_ALLGATHER || op == MPITOPO__OPK_ALLTOALL) {
-        rc = side_bytes(send, &sb);
+        rc = side_bytes(send, sb);
         if (rc == MPI_SUCCESS)
-            rc = side_bytes(recv, &rb);
+            rc = side_bytes(recv, rb);
     }
-    if (rc != MPI_SUCCESS)
-        return mpitopo__mpi_result(func, rc);
-    int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
-    /* node: only when asked for (auto never takes it: not measured to
-     * pay yet); the plan is made on first use, collectively (node.c).
-     * Allgather and alltoall need one block size everywhere: where send
-     * and receive blocks differ, linear lets MPI report the mismatch (the
-     * v and w forms carry their sizes: no such limit). */
-    if (req == MPITOPO__SCHED_NODE && mpitopo__node_supports(op) && sb == rb) {
-        rc = mpitopo__node_prepare(n, func);
-        if (rc == MPITOPO_SUCCESS)
-            c->sched = MPITOPO__SCHED_NODE;
+    return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result(func, rc);
+}
+
+/*
+ * auto where the host MPI has neighbourhood collectives: the schedule the
+ * cost model (select.c) predicts fastest, mpitopo's only where it beats
+ * the host MPI's by the model's margin, else the host MPI's own call.
+ *   cart: stencil communicators whose stencil forwards (Moore), blocks of
+ *     at most MPITOPO__COMBINE_AUTO_BYTES (the v and w forms as small);
+ *   combine: graph and dist-graph communicators; the pattern (made once,
+ *     collectively, whatever the block size, so that every process takes
+ *     part) gives the busiest process's messages and rounds.
+ * Every input is the same on every process (the stencil, the pattern's
+ * maxima) or at both ends of every message (block sizes), so processes
+ * that exchange messages choose alike.
+ */
+static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
+                       choice_t *c, const char *func)
+{
+    const mpitopo__model_t *m;
+    int rc = mpitopo__model(&m, func);
+    if (rc != MPITOPO_SUCCESS)
         return rc;
+    *c = (choice_t){MPITOPO__SCHED_MPI, 0, 0};
+    double b = (double)(sb > rb ? sb : rb), keep = 1 - m->margin;
+    int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    int alltoall = op != MPITOPO__OPK_ALLGATHER && op != MPITOPO__OPK_ALLGATHERV;
+    if (mpitopo__cart_applies(n, op)) {
+        int k, rounds, msgs;
+        double blocks;
+        mpitopo__cart_cost(n, alltoall, &k, &rounds, &msgs, &blocks);
+        double host = mpitopo__model_time(m, 1, 2.0 * k, k * b);
+        /* Forwarded blocks are copied as well as sent: twice the bytes. */
+        double cart = mpitopo__model_time(m, rounds, msgs, 2 * blocks * b);
+        if (small && mpitopo__cart_gains(n) && cart < keep * host)
+            c->sched = MPITOPO__SCHED_CART;
+        return MPITOPO_SUCCESS;
     }
-    if (mpitopo__cart_applies(n, op) &&
-        (req == MPITOPO__SCHED_CART ||
-         (req == MPITOPO__SCHED_AUTO && small && mpitopo__cart_gains(n)))) {
+    if (!mpitopo__combine_supports(op) || n->kind == MPI_CART)
+        return MPITOPO_SUCCESS;
+    rc = mpitopo__combine_pattern(n, func);
+    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n) || !small)
+        return rc;
+    const struct mpitopo__comb *cb = n->comb;
+    double lin = cb->max_linear;
+    double host = mpitopo__model_time(m, 1, lin, lin / 2 * b);
+    /* Combined blocks are copied and forwarded: about twice the bytes. */
+    double comb = mpitopo__model_time(m, cb->rounds + 1, cb->max_combined, lin * b);
+    if (comb < keep * host)
+        *c = (choice_t){MPITOPO__SCHED_COMBINE, 1, 1};
+    return MPITOPO_SUCCESS;
+}
+
+/*
+ * auto without the host MPI's neighbourhood collectives (SimGrid SMPI):
+ *   cart: as above, when it sends fewer messages (Moore, not star);
+ *   combine: only where the pattern saves enough messages to pay for its
+ *     rounds (mpitopo__combine_pays), then each side only for blocks of
+ *     at most MPITOPO__COMBINE_AUTO_BYTES (the thesis's gain is for small
+ *     messages), the v and w forms whatever their sizes;
+ *   else linear.
+ */
+static int choose_auto_p2p(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
+                           choice_t *c, const char *func)
+{
+    int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    if (mpitopo__cart_applies(n, op) && small && mpitopo__cart_gains(n)) {
         c->sched = MPITOPO__SCHED_CART;
         return MPITOPO_SUCCESS;
     }
-    int fits = mpitopo__combine_supports(op) && n->kind != MPI_CART;
-    if (!fits || (req != MPITOPO__SCHED_COMBINE && req != MPITOPO__SCHED_AUTO))
+    if (!mpitopo__combine_supports(op) || n->kind == MPI_CART)
         return MPITOPO_SUCCESS;
-    rc = mpitopo__combine_pattern(n, func);
-    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n))
+    int rc = mpitopo__combine_pattern(n, func);
+    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n) || !mpitopo__combine_pays(n))
         return rc;
-    int forced = req == MPITOPO__SCHED_COMBINE;
-    if (!forced && !mpitopo__combine_pays(n))
-        return MPITOPO_SUCCESS;
-    c->send_comb = forced || sb <= MPITOPO__COMBINE_AUTO_BYTES;
-    c->recv_comb = forced || rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    c->send_comb = sb <= MPITOPO__COMBINE_AUTO_BYTES;
+    c->recv_comb = rb <= MPITOPO__COMBINE_AUTO_BYTES;
     if (c->send_comb || c->recv_comb)
         c->sched = MPITOPO__SCHED_COMBINE;
     return MPITOPO_SUCCESS;
 }
 
-/* The five operations: check, choose the schedule (info of an _init
- * call first), then as run_x. */
+/* Whether MPI's own operation may deliver differently from mpitopo's on
+ * this communicator: a Cartesian one with a periodic dimension of size 1
+ * or 2, where the -1 and +1 neighbours are one process and the MPI-4.0
+ * erratum (which mpitopo follows) says which block lands where. The same
+ * answer on every process (dims and periods are). */
+static int host_may_differ(const mpitopo__nbr_t *n)
+{
+    for (int d = 0; n->kind == MPI_CART && d < n->indegree / 2; d++)
+        if (n->sources[2 * d] != MPI_PROC_NULL && n->sources[2 * d] == n->sources[2 * d + 1])
+            return 1;
+    return 0;
+}
+
+/*
+ * The schedule rule. A schedule asked for by name runs where it applies:
+ *   mpi: the host MPI's own call (linear under SimGrid, which has none);
+ *   node: all five operations; the plan is made on first use,
+ *     collectively (node.c). Allgather and alltoall need one block size
+ *     everywhere: where send and receive blocks differ, linear lets MPI
+ *     report the mismatch (the v and w forms carry their sizes);
+ *   cart: communicators made by mpitopo_cart_stencil_create whose stencil
+ *     maps to distinct processes (mpitopo__cart_applies), all five;
+ *   combine: graph and dist-graph communicators, all five, both sides;
+ *   linear, or one that does not apply: mpitopo's linear schedule.
+ * auto: choose_auto; choose_auto_p2p under SimGrid, or where the host MPI
+ * may deliver otherwise (host_may_differ).
+ */
+static int choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
+                  const side_t *send, const side_t *recv, choice_t *c, const char *func)
+{
+    *c = (choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
+    long long sb, rb;
+    int rc = block_sizes(op, send, recv, &sb, &rb, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (req == MPITOPO__SCHED_AUTO)
+        return mpitopo__host_available() && !host_may_differ(n)
+                   ? choose_auto(n, op, sb, rb, c, func)
+                   : choose_auto_p2p(n, op, sb, rb, c, func);
+    if (req == MPITOPO__SCHED_MPI && mpitopo__host_available())
+        c->sched = MPITOPO__SCHED_MPI;
+    if (req == MPITOPO__SCHED_NODE && mpitopo__node_supports(op) && sb == rb) {
+        rc = mpitopo__node_prepare(n, func);
+        if (rc == MPITOPO_SUCCESS)
+            c->sched = MPITOPO__SCHED_NODE;
+    }
+    if (req == MPITOPO__SCHED_CART && mpitopo__cart_applies(n, op))
+        c->sched = MPITOPO__SCHED_CART;
+    if (req == MPITOPO__SCHED_COMBINE && mpitopo__combine_supports(op) && n->kind != MPI_CART) {
+        rc = mpitopo__combine_pattern(n, func);
+        if (rc == MPITOPO_SUCCESS && mpitopo__combine_usable(n))
+            *c = (choice_t){MPITOPO__SCHED_COMBINE, 1, 1};
+    }
+    return rc;
+}
+
+/* A request that ran no step (the blocking host call): back to the cache
+ * or released. */
+static void unused(mpitopo_request_t r)
+{
+    if (r->entry)
+        mpitopo__cache_put_back(r);
+    else
+        mpitopo__request_release(r);
+}
+
+/*
+ * A new schedule for this call: choose, build (the private communicator
+ * first: every schedule, the host MPI's call too, runs on it), and
+ * keep it in the cache (not persistent ones: each _init call owns its
+ * request). A schedule that took more than one block of tags cannot be
+ * given new ones and is not cached.
+ */
+static int make(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, const side_t *send,
+                const side_t *recv, int form, mpitopo_request_t *out, int *sched,
+                const char *func)
+{
+    choice_t c;
+    int rc = choose(n, op, req, send, recv, &c, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    mpitopo__sched_log(n, op, req, c.sched);
+    rc = mpitopo__nbr_private_comm(n, form == FORM_BLOCKING);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    int calls = n->tag_calls;
+    mpitopo_request_t r = NULL;
+    plan_t p = plan_of(n, 0);
+    rc = c.sched == MPITOPO__SCHED_MPI ? mpitopo__host_build(n, op, send, recv, &r, func)
+                                       : build_any(n, &p, send, recv, &c, &r, func);
+    if (rc == MPITOPO_SUCCESS && n->tag_calls == calls + 1) {
+        r->tag_base = n->last_tag_base;
+        r->tag_span = n->last_tag_span;
+    }
+    if (rc == MPITOPO_SUCCESS && form == FORM_PERSISTENT) {
+        r->persistent = 1;
+        rc = mpitopo__request_own_datatypes(r);
+    } else if (rc == MPITOPO_SUCCESS && n->tag_calls <= calls + 1) {
+        mpitopo__cache_put(n, op, req, send, recv, r, c.sched);
+    }
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(r);
+        return rc;
+    }
+    *out = r;
+    *sched = c.sched;
+    return MPITOPO_SUCCESS;
+}
+
+/* Run r (cached or new; schedule sched) in its form. */
+static int go(mpitopo__nbr_t *n, mpitopo_request_t r, int sched, mpitopo__opkind_t op,
+              const side_t *send, const side_t *recv, int form, mpitopo_request_t *request,
+              const char *func)
+{
+    if (sched == MPITOPO__SCHED_MPI && form == FORM_BLOCKING) {
+        int rc = mpitopo__nbr_settle(n);
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo__host_run(n, op, send, recv);
+        unused(r);
+        return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result(func, rc);
+    }
+    if (form == FORM_PERSISTENT) {
+        *request = r;
+        return MPITOPO_SUCCESS;
+    }
+    int rc = mpitopo__request_start(r);
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(r);
+        return rc;
+    }
+    if (form == FORM_BLOCKING)
+        return mpitopo__request_wait(&r, func);
+    *request = r;
+    return MPITOPO_SUCCESS;
+}
+
+/* The five operations: check, take the cached schedule of an equal
+ * earlier call or make one (info of an _init call first), run it. */
 static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_request_t *request,
                MPI_Info info, mpitopo__opkind_t op, const char *func)
 {
     mpitopo__nbr_t *n;
     mpitopo__sched_t req = MPITOPO__SCHED_AUTO;
-    choice_t c;
     int rc = checked_nbr(send, recv, comm, form, request, &n, func);
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo__sched_requested(n, info, &req, func);
-    if (rc == MPITOPO_SUCCESS)
-        rc = choose(n, op, req, send, recv, &c, func);
+    mpitopo_request_t r = NULL;
+    int sched = MPITOPO__SCHED_LINEAR;
+    if (rc == MPITOPO_SUCCESS && form != FORM_PERSISTENT)
+        rc = mpitopo__cache_get(n, op, req, send, recv, &r, &sched, func);
+    if (rc == MPITOPO_SUCCESS && !r)
+        rc = make(n, op, req, send, recv, form, &r, &sched, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    mpitopo__sched_log(n, op, req, c.sched);
-    plan_t p = plan_of(n, 0);
-    return launch(n, &p, send, recv, &c, form, request, func);
+    return go(n, r, sched, op, send, recv, form, request, func);
 }
 
 /* The sides of the five operations. */

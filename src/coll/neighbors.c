@@ -14,9 +14,12 @@
 #include "coll/coll_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 static pthread_mutex_t nbr_lock = PTHREAD_MUTEX_INITIALIZER;
 static int nbr_keyval = MPI_KEYVAL_INVALID;
+/* nbr_keyval for the lock-free lookup of mpitopo__nbr_get. */
+static atomic_int fast_keyval = MPI_KEYVAL_INVALID;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 static mpitopo__nbr_t entries = {.prev = &entries, .next = &entries};
 
@@ -32,6 +35,7 @@ static void nbr_free(mpitopo__nbr_t *n)
         rc = PMPI_Comm_free(&n->comm);
     if (rc != MPI_SUCCESS)
         mpitopo__log(1, "freeing a private neighbour communicator failed with MPI error %d", rc);
+    mpitopo__cache_clear(n);
     mpitopo__combine_free(n->comb);
     mpitopo__node_free(n->node);
     mpitopo__stencil_free(n->stencil);
@@ -63,6 +67,21 @@ static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)keyval;
     (void)extra;
     mpitopo__nbr_t *n = value;
+    /* The user's communicator is going. A duplicate still being made is
+     * completed now, while its parent exists (Open MPI 4.1 crashes when
+     * the parent of a pending MPI_Comm_idup is freed); every process
+     * started it from the same collective call and frees comm
+     * collectively, so this cannot hang. Operations in flight keep the
+     * entry (their references) and finish on the duplicate. */
+    if (n->dup_request != MPI_REQUEST_NULL) {
+        int rc = mpitopo__nbr_private_comm(n, 1);
+        if (rc != MPI_SUCCESS)
+            mpitopo__log(1, "completing a private neighbour communicator failed with MPI "
+                            "error %d", rc);
+    }
+    n->freed = 1;
+    n->user_comm = MPI_COMM_NULL;
+    mpitopo__cache_clear(n);
     pthread_mutex_lock(&nbr_lock);
     n->prev->next = n->next;
     n->next->prev = n->prev;
@@ -91,6 +110,7 @@ static int finalize_cb(MPI_Comm comm, int keyval, void *value, void *extra)
             delete_cb(c, k, n, NULL); /* MPI refused: release it by hand */
     }
     pthread_mutex_lock(&nbr_lock);
+    atomic_store(&fast_keyval, MPI_KEYVAL_INVALID);
     if (nbr_keyval != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&nbr_keyval);
     int k = keyval;
@@ -111,8 +131,11 @@ static int keyvals_locked(void)
         if (rc != MPI_SUCCESS)
             finalize_keyval = MPI_KEYVAL_INVALID;
     }
-    if (rc == MPI_SUCCESS && nbr_keyval == MPI_KEYVAL_INVALID)
+    if (rc == MPI_SUCCESS && nbr_keyval == MPI_KEYVAL_INVALID) {
         rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cb, &nbr_keyval, NULL);
+        if (rc == MPI_SUCCESS)
+            atomic_store(&fast_keyval, nbr_keyval);
+    }
     return rc;
 }
 
@@ -231,7 +254,15 @@ static int attach_locked(MPI_Comm comm, mpitopo__nbr_t *n)
 
 int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr)
 {
-    int kind, found = 0, rc = topology_kind(comm, func, &kind);
+    /* A communicator that carries our lists is a live intracommunicator
+     * with a topology: the checks below were made when they were cached,
+     * and one attribute lookup is all a call in a loop pays. The keyval
+     * is invalid before the first entry and after MPI_Finalize. */
+    int k = atomic_load(&fast_keyval), found = 0;
+    if (k != MPI_KEYVAL_INVALID && comm != MPI_COMM_NULL &&
+        PMPI_Comm_get_attr(comm, k, nbr, &found) == MPI_SUCCESS && found)
+        return MPITOPO_SUCCESS;
+    int kind, rc = topology_kind(comm, func, &kind);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     pthread_mutex_lock(&nbr_lock);
@@ -316,6 +347,9 @@ int mpitopo__nbr_tags(mpitopo__nbr_t *n, int span, int *base, const char *func)
         n->next_tag = lo;
     *base = n->next_tag;
     n->next_tag += span;
+    n->tag_calls++;
+    n->last_tag_base = *base;
+    n->last_tag_span = span;
     return MPITOPO_SUCCESS;
 }
 

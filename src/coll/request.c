@@ -8,7 +8,9 @@
 #include "coll/coll_internal.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,43 +102,56 @@ static char *area(mpitopo_request_t r, const mpitopo__op_t *o)
 
 static int is_message(int kind)
 {
-    return kind == MPITOPO__OP_SEND || kind == MPITOPO__OP_RECV || kind == MPITOPO__OP_RECV_ANY;
+    return kind == MPITOPO__OP_SEND || kind == MPITOPO__OP_RECV || kind == MPITOPO__OP_RECV_ANY ||
+           kind == MPITOPO__OP_HOST;
 }
 
-/* Stop a run: messages still in flight (after an error) are left to MPI. */
 /*
- * Active multi-round requests of a communicator. A process can only post
- * round r+1 of a request from inside a test or wait, so a wait on one
- * request must also move the others on: otherwise two processes waiting
- * for two overlapping operations in opposite orders would each wait for a
- * round the other has not posted. Requests of one communicator are used by
- * one thread at a time (as MPI collectives are), so the list needs no lock.
+ * Active multi-round requests of the process, on every communicator. A
+ * process can only post round r+1 of a request from inside a test or
+ * wait, so a wait on one request must also move every other on: otherwise
+ * two processes waiting for two overlapping operations (on one
+ * communicator or on two) in opposite orders would each wait for a round
+ * the other has not posted. One lock guards the list; a request is
+ * advanced by one thread at a time (busy), and a thread that finds it
+ * busy leaves it to the other.
  */
+static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
+static mpitopo_request_t active_head;
+static atomic_int nactive;
+
+/* Requests of one round are listed only while queued: their round is
+ * posted by whichever wait or test finds the private communicator ready. */
 static void list_add(mpitopo_request_t r)
 {
-    mpitopo__nbr_t *n = r->nbr;
-    if (r->listed || r->nrounds < 2)
+    if (r->listed || (r->nrounds < 2 && !r->queued))
         return;
+    pthread_mutex_lock(&active_lock);
     r->prev_active = NULL;
-    r->next_active = n->active_head;
-    if (n->active_head)
-        n->active_head->prev_active = r;
-    n->active_head = r;
+    r->next_active = active_head;
+    if (active_head)
+        active_head->prev_active = r;
+    active_head = r;
     r->listed = 1;
+    atomic_fetch_add(&nactive, 1);
+    pthread_mutex_unlock(&active_lock);
 }
 
 static void list_del(mpitopo_request_t r)
 {
     if (!r->listed)
         return;
+    pthread_mutex_lock(&active_lock);
     if (r->prev_active)
         r->prev_active->next_active = r->next_active;
     else
-        r->nbr->active_head = r->next_active;
+        active_head = r->next_active;
     if (r->next_active)
         r->next_active->prev_active = r->prev_active;
     r->prev_active = r->next_active = NULL;
     r->listed = 0;
+    atomic_fetch_sub(&nactive, 1);
+    pthread_mutex_unlock(&active_lock);
 }
 
 static void deactivate(mpitopo_request_t r)
@@ -153,6 +168,8 @@ void mpitopo__request_release(mpitopo_request_t r)
 {
     if (!r)
         return;
+    if (r->entry)
+        mpitopo__cache_forget(r);
     deactivate(r);
     for (int i = 0; i < r->nowned; i++)
         PMPI_Type_free(&r->owned[i]);
@@ -195,6 +212,8 @@ static int copy_step(mpitopo_request_t r, const mpitopo__op_t *o)
 static int post_message(mpitopo_request_t r, const mpitopo__op_t *o, MPI_Request *q)
 {
     MPI_Comm comm = r->nbr->comm;
+    if (o->kind == MPITOPO__OP_HOST)
+        return mpitopo__host_post(r, q);
     if (o->kind == MPITOPO__OP_RECV_ANY) {
         *q = MPI_REQUEST_NULL; /* matched and received by match_unknown */
         return MPITOPO_SUCCESS;
@@ -238,13 +257,16 @@ static int is_named(MPI_Datatype t, int *named)
 
 int mpitopo__request_own_datatypes(mpitopo_request_t r)
 {
+    if (r->nops == 1 && r->ops[0].kind == MPITOPO__OP_HOST)
+        return mpitopo__host_own_datatypes(r);
     if (r->owned)
         return MPITOPO_SUCCESS;
     r->owned = mpitopo__malloc_array((size_t)(r->nops > 0 ? r->nops : 1), sizeof *r->owned);
     if (!r->owned)
         return MPITOPO_NOMEM("datatype duplicates");
     for (int i = 0; i < r->nops; i++) {
-        if (r->ops[i].kind == MPITOPO__OP_RECV_ANY || r->ops[i].kind == MPITOPO__OP_CALL)
+        int k = r->ops[i].kind;
+        if (k == MPITOPO__OP_RECV_ANY || k == MPITOPO__OP_CALL || k == MPITOPO__OP_HOST)
             continue;
         int named, rc = is_named(r->ops[i].type, &named);
         if (rc == MPI_SUCCESS && !named)
@@ -282,6 +304,12 @@ static int kick(mpitopo__nbr_t *n, int blocking, int *ready)
     return MPITOPO_SUCCESS;
 }
 
+int mpitopo__nbr_settle(mpitopo__nbr_t *n)
+{
+    int ready;
+    return kick(n, 1, &ready);
+}
+
 static void enqueue(mpitopo_request_t r)
 {
     mpitopo__nbr_t *n = r->nbr;
@@ -303,12 +331,15 @@ int mpitopo__request_start(mpitopo_request_t r)
     int ready, rc = kick(r->nbr, 0, &ready);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    list_add(r);
-    if (ready)
+    if (ready) {
+        list_add(r);
         return r->nrounds > 0 ? post_round(r) : MPITOPO_SUCCESS;
+    }
     rc = mpitopo__request_own_datatypes(r);
-    if (rc == MPITOPO_SUCCESS)
+    if (rc == MPITOPO_SUCCESS) {
         enqueue(r);
+        list_add(r);
+    }
     return rc;
 }
 
@@ -415,31 +446,52 @@ static int advance_one(mpitopo_request_t r, int blocking, int *done, const char 
     return MPITOPO_SUCCESS;
 }
 
-/* Move the other active requests of r's communicator on, without
- * blocking; an error stays with its request, for its own test or wait. */
+/* Advance q without blocking unless another thread is advancing it; an
+ * error stays with q, for its own test or wait. */
+static void nudge(mpitopo_request_t q, const char *func)
+{
+    int idle = 0, done;
+    if (!q->active || q->error != MPITOPO_SUCCESS || (!q->queued && q->round >= q->nrounds) ||
+        !atomic_compare_exchange_strong(&q->busy, &idle, 1))
+        return;
+    int rc = advance_one(q, 0, &done, func);
+    if (rc != MPITOPO_SUCCESS)
+        q->error = rc;
+    atomic_store(&q->busy, 0);
+}
+
+/* Move every other active request of the process on (r may be NULL). */
 static void progress_others(mpitopo_request_t r, const char *func)
 {
-    for (mpitopo_request_t q = r->nbr->active_head; q; q = q->next_active) {
-        int done;
-        if (q == r || !q->active || q->error != MPITOPO_SUCCESS)
-            continue;
-        int rc = advance_one(q, 0, &done, func);
-        if (rc != MPITOPO_SUCCESS)
-            q->error = rc;
-    }
+    if (atomic_load(&nactive) == 0)
+        return;
+    pthread_mutex_lock(&active_lock);
+    for (mpitopo_request_t q = active_head; q; q = q->next_active)
+        if (q != r)
+            nudge(q, func);
+    pthread_mutex_unlock(&active_lock);
+}
+
+void mpitopo__progress_all(void)
+{
+    progress_others(NULL, "mpitopo_progress");
+}
+
+int mpitopo_progress(void)
+{
+    mpitopo__progress_all();
+    return MPITOPO_SUCCESS;
 }
 
 static int others_active(mpitopo_request_t r)
 {
-    for (mpitopo_request_t q = r->nbr->active_head; q; q = q->next_active)
-        if (q != r && q->active && q->round < q->nrounds)
-            return 1;
-    return 0;
+    int n = atomic_load(&nactive);
+    return n > 1 || (n == 1 && !r->listed);
 }
 
-/* advance_one, moving the communicator's other active requests on too;
- * blocking with others active polls all of them (yielding the processor
- * between polls) instead of blocking in MPI on this one's messages. */
+/* advance_one, moving the other active requests on too; blocking with
+ * others active polls all of them (yielding the processor between polls)
+ * instead of blocking in MPI on this one's messages. */
 static int advance(mpitopo_request_t r, int blocking, int *done, const char *func)
 {
     if (!blocking || !others_active(r)) {
@@ -466,8 +518,16 @@ static int finish(mpitopo_request_t *request, int blocking, int *flag, int relea
         return mpitopo__error_at(MPITOPO_ERR_ARG, func, "request = NULL");
     mpitopo_request_t r = *request;
     int done = 1, rc = MPITOPO_SUCCESS;
-    if (r && r->active)
+    if (r && r->active) {
+        /* Another thread's progress pass may be on r this moment. */
+        int idle = 0;
+        while (!atomic_compare_exchange_weak(&r->busy, &idle, 1)) {
+            idle = 0;
+            sched_yield();
+        }
         rc = advance(r, blocking, &done, func);
+        atomic_store(&r->busy, 0);
+    }
     if (flag)
         *flag = done;
     if (!r || !(done || rc != MPITOPO_SUCCESS || release))
@@ -476,8 +536,12 @@ static int finish(mpitopo_request_t *request, int blocking, int *flag, int relea
         deactivate(r);
         return rc;
     }
-    mpitopo__request_release(r);
     *request = MPITOPO_REQUEST_NULL;
+    if (r->entry && rc == MPITOPO_SUCCESS) {
+        deactivate(r);
+        mpitopo__cache_put_back(r);
+        return rc;
+    }
     return rc;
 }
 

@@ -1,37 +1,34 @@
 /*
- * The rule of the "auto" schedule on graph communicators: it combines
- * messages only where combining is expected to pay (the busiest process's
- * messages plus one per round, src/coll/combine.c mpitopo__combine_pays),
- * and only for blocks of at most 1 KiB; otherwise it runs linear.
+ * The rule of the "auto" schedule on graph communicators (src/coll/linear.c
+ * choose_auto): the host MPI's own operation, unless the cost model of
+ * src/coll/select.c predicts that combining beats it by the model's margin
+ * (blocks of at most 1 KiB; the v and w forms whatever their sizes).
  *
  * On a dist-graph made by mpitopo (no stencil), for alltoall, allgather
  * and alltoallv, every process counts the messages one operation sends
  * under linear, combine and auto (persistent requests, info
- * "mpitopo_neighbor"), and checks auto's received data byte for byte
- * against MPI_Neighbor_* on the same communicator. Cases, with what auto
- * must do:
- *   - Moore radius 1 on a periodic 2 x (size/2) grid, duplicate edges kept
- *     (every process has 8 edges each way and its neighbourhood overlaps
- *     its neighbours' almost completely): combines, at 8 and 16 processes
- *     (busiest process 10 messages in 5 rounds against 16 linear);
- *   - the complete graph at 16 processes (18 in 5 rounds against 30):
- *     combines;
- *   - where combining saves messages but not enough to pay for its
- *     rounds, a tie: the complete graph at 8 processes (10 in 5 rounds
- *     against 14) and Moore radius 1 on a 4 x 4 grid (12 in 5 rounds
- *     against 16): linear;
- *   - the ring (2 neighbours each way: nothing worth saving): linear;
- *   - the Moore graph with 1200-byte blocks: linear, except alltoallv,
- *     which combines whatever the block size (the v and w forms have no
- *     size that all processes know to agree on).
- * "Combines" is checked as: auto sends exactly what combine sends, and
- * fewer than linear; "linear": exactly what linear sends.
+ * "mpitopo_neighbor"; the host MPI's messages are not counted: auto sends
+ * 0 when it hands the call to MPI), and checks auto's received data byte
+ * for byte against MPI_Neighbor_* on the same communicator. Cases: Moore
+ * radius 1 on periodic 2 x (size/2) and 4 x (size/4) grids with duplicate
+ * edges kept, the complete graph, the ring, 8- and 1200-byte blocks.
+ *   - the default model: auto either hands the call to MPI or combines;
+ *     it must hand it to MPI where combining saves nothing (the ring) and
+ *     for allgather and alltoall of 1200-byte blocks, and must combine on
+ *     the complete graph at 16 processes (busiest process 8 messages
+ *     against 30: a saving no constant of the model can miss);
+ *   - MT_MODEL=free (a model file in MPITOPO_NEIGHBOR_MODEL that makes
+ *     rounds and bytes free and takes no margin): auto combines exactly
+ *     where combining sends fewer messages than linear;
+ *   - MT_MODEL=bad (a file with an unknown key): the first call fails with
+ *     MPITOPO_ERR_ARG naming the file, on every process.
  */
 #include "mpitest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Internal (src/coll/coll_internal.h): messages the schedules of comm sent. */
 int mpitopo__coll_sends(MPI_Comm comm, long long *sends);
@@ -239,7 +236,9 @@ static long long run(make_t *make, const graph_t *g, MPI_Comm c, int op, int sch
     return total;
 }
 
-static void check(make_t *make, int pays, int bytes)
+static int free_model;
+
+static void check(make_t *make, int must_combine, int bytes)
 {
     graph_t g;
     make(&g, wrank);
@@ -255,16 +254,54 @@ static void check(make_t *make, int pays, int bytes)
         if (wrank == 0)
             printf("# %s, %s, %d-byte blocks: messages linear %lld, combine %lld, auto %lld\n",
                    g.label, op_name[op], bytes, n[LINEAR], n[COMBINE], n[AUTO]);
-        if (pays && (bytes <= 1024 || op == A2AV))
-            MT_CHECK(n[AUTO] == n[COMBINE] && n[COMBINE] < n[LINEAR],
-                     "%s, %s: auto sent %lld messages, combine %lld, linear %lld: auto must "
-                     "combine here",
+        int small = bytes <= 1024 || op == A2AV, saves = n[COMBINE] < n[LINEAR];
+        MT_CHECK(n[AUTO] == 0 || n[AUTO] == n[COMBINE],
+                 "%s, %s: auto sent %lld messages: neither the host MPI's (0) nor combine's "
+                 "(%lld)", g.label, op_name[op], n[AUTO], n[COMBINE]);
+        if (!small || !saves)
+            MT_CHECK(n[AUTO] == 0, "%s, %s, %d-byte blocks: auto sent %lld messages: it must "
+                                   "hand the call to the host MPI here",
+                     g.label, op_name[op], bytes, n[AUTO]);
+        else if (must_combine || free_model)
+            MT_CHECK(n[AUTO] == n[COMBINE], "%s, %s: auto sent %lld messages, combine %lld, "
+                                            "linear %lld: auto must combine here",
                      g.label, op_name[op], n[AUTO], n[COMBINE], n[LINEAR]);
-        else
-            MT_CHECK(n[AUTO] == n[LINEAR],
-                     "%s, %s: auto sent %lld messages, linear %lld: auto must stay linear here",
-                     g.label, op_name[op], n[AUTO], n[LINEAR]);
     }
+    MPI_Comm_free(&c);
+}
+
+/* MT_MODEL: write this process's model file and point
+ * MPITOPO_NEIGHBOR_MODEL at it (read at the first neighbourhood call). */
+static void set_model(const char *which)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/mpitopo_model_%d_%d.txt", (int)getpid(), wrank);
+    FILE *f = fopen(path, "w");
+    if (!MT_CHECK(f != NULL, "cannot write %s", path))
+        return;
+    if (strcmp(which, "free") == 0)
+        fputs("# rounds and bytes free, no margin\nround_us 0\nmsg_us 1\nbyte_us 0\nmargin 0\n", f);
+    else
+        fputs("round_us 1\nlatency_us 2\n", f);
+    fclose(f);
+    setenv("MPITOPO_NEIGHBOR_MODEL", path, 1);
+    free_model = strcmp(which, "free") == 0;
+}
+
+static void check_bad_model(void)
+{
+    graph_t g;
+    ring(&g, wrank);
+    MPI_Comm c;
+    if (!MT_CHECK_RC(mpitopo_dist_graph_create_adjacent(MPI_COMM_WORLD, g.in, g.src,
+                                                        MPI_UNWEIGHTED, g.out, g.dst,
+                                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c)))
+        return;
+    int s = wrank, r[4];
+    int rc = mpitopo_neighbor_allgather(&s, 1, MPI_INT, r, 1, MPI_INT, c);
+    MT_CHECK(rc == MPITOPO_ERR_ARG && strstr(mpitopo_last_error(), "MPITOPO_NEIGHBOR_MODEL") &&
+                 strstr(mpitopo_last_error(), "latency_us"),
+             "a bad model file: rc %d, \"%s\"", rc, mpitopo_last_error());
     MPI_Comm_free(&c);
 }
 
@@ -273,9 +310,18 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const char *model = mt_getenv("MT_MODEL");
+    if (model)
+        set_model(model);
+    if (model && strcmp(model, "bad") == 0) {
+        check_bad_model();
+        int rc = mt_finish("neighbor_auto");
+        MPI_Finalize();
+        return rc;
+    }
     if (wsize == 8 || wsize == 16) {
-        check(moore2, 1, 8);
-        check(moore2, 1, 1200);
+        check(moore2, 0, 8);
+        check(moore2, 0, 1200);
     }
     if (wsize == 8)
         check(complete, 0, 8);

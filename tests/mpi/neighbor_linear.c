@@ -640,8 +640,13 @@ static void bad_input(void)
     int cls = -1;
     if (rc > 0)
         MPI_Error_class(rc, &cls);
+    /* mpitopo's schedules name the neighbour; auto may hand the call to
+     * the host MPI, whose message is its own. */
+    const char *sched = mt_getenv("MPITOPO_NEIGHBOR");
+    int named = !sched || strcmp(sched, "auto") == 0 || strcmp(sched, "mpi") == 0 ||
+                strstr(mpitopo_last_error(), "neighbour rank");
     if (wsize > 1)
-        MT_CHECK(cls == MPI_ERR_TRUNCATE && strstr(mpitopo_last_error(), "neighbour rank"),
+        MT_CHECK(cls == MPI_ERR_TRUNCATE && named,
                  "count mismatch: rc %d class %d, message \"%s\"", rc, cls, mpitopo_last_error());
     /* And the communicator still works. */
     MT_CHECK_RC(mpitopo_neighbor_alltoall(buf, 1, MPI_INT, rbuf, 1, MPI_INT, ring));
