@@ -31,8 +31,9 @@ typedef struct mpitopo__comb_recv {
  * one from me - 2^h (mod P), carrying every block that must cross that
  * digit; a block for several destinations (allgather) travels once per
  * branch. Busiest process: at most 2 * ceil(log2 P) messages in
- * ceil(log2 P) rounds, whatever the degree; chosen where that beats the
- * best pairing could do (see mpitopo__combine_pattern).
+ * ceil(log2 P) rounds, whatever the degree; chosen on dense graphs,
+ * where its cost is at most half of linear's (choose_mode in
+ * combine_pattern.c).
  */
 enum { MPITOPO__COMB_PAIRS = 0, MPITOPO__COMB_HOPS = 1 };
 

@@ -507,17 +507,20 @@ static int run_hops(pat_t *p, const mpitopo__nbr_t *n)
 }
 
 /*
- * Which pattern (the same answer everywhere: from maxima over all
- * processes). The thesis's pairing at best halves the busiest process's
- * messages (2 * degree linear, each pairing saving at most half of the
- * common neighbours' sends and receives) and adds two rounds per
- * pairing; HOPS costs 2 * nhops messages and nhops rounds whatever the
- * degree. Counting a round as one message (mpitopo__combine_pays), HOPS
- * is taken when it costs less than half of linear, i.e. where even an
- * ideal pairing could not match it: dense graphs (the thesis's random
- * graphs, 3-D Moore radius 2), not the sparse or 2-D stencils whose
- * pairing needs few rounds. MPITOPO_COMBINE_PATTERN=pairs|hops forces
- * one (read when the pattern is made).
+ * Which pattern (the same answer everywhere: from a maximum over all
+ * processes). HOPS costs the busiest process 2 * nhops messages and nhops
+ * rounds whatever the degree; under SMPI's 1 us per message a round costs
+ * about four message times (bench/RESULTS.md section 9: 48 us at 256
+ * ranks, 60 at 1024, on random graphs and Moore stencils alike), about 6
+ * * nhops in all. The thesis's pairing costs a round per pairing too, but
+ * wins where neighbourhoods overlap a lot (Moore: 18-27 % below linear at
+ * 256 ranks, where HOPS only ties) and can at best halve linear. So HOPS
+ * is taken where its estimate is at most half of linear's (the busiest
+ * process's messages): dense graphs (the thesis's random graphs from about
+ * 50 neighbours at 256-4096 ranks, 3-D Moore radius 2, small communicators
+ * with 24 or more neighbours), not the stencils whose pairing pays.
+ * MPITOPO_COMBINE_PATTERN=pairs|hops forces one (read when the pattern is
+ * made).
  */
 static int choose_mode(pat_t *p, const mpitopo__nbr_t *n, int *hops)
 {
@@ -534,7 +537,7 @@ static int choose_mode(pat_t *p, const mpitopo__nbr_t *n, int *hops)
     int rc = PMPI_Allreduce(&lin, &max, 1, MPI_INT, MPI_MAX, p->comm);
     while ((1LL << k) < p->size)
         k++;
-    *hops = k > 0 && 2LL * (2 * k + k) < (long long)max + 1;
+    *hops = k > 0 && 2LL * 6 * k <= (long long)max + 1;
     return rc;
 }
 
