@@ -69,6 +69,9 @@ struct mpitopo__comb {
      * moves blocks more than once (PAIRS: swap and combined message;
      * HOPS: about log2(P) / 2 hops each). */
     long long max_blocks_combined, max_blocks_linear;
+    /* Some process has a duplicate or self edge (the selection code keeps
+     * such communicators off the host MPI, whose delivery may differ). */
+    int any_duplicates;
 };
 
 /* Messages (sends plus receives) that the calling process, rank me, sends

@@ -615,20 +615,40 @@ static int run_pairs(pat_t *p)
     return rc;
 }
 
+/* Whether a process has an edge twice (either way) or an edge to itself:
+ * where host MPIs deliver such edges differently (MPICH 4.0 matches
+ * duplicate edges in another order than Open MPI and mpitopo). */
+static int has_duplicates(const mpitopo__nbr_t *n, int me)
+{
+    const int *lists[2] = {n->sources, n->destinations};
+    int len[2] = {n->indegree, n->outdegree};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < len[l]; i++) {
+            if (lists[l][i] == me)
+                return 1;
+            for (int j = 0; j < i; j++)
+                if (lists[l][j] == lists[l][i] && lists[l][i] != MPI_PROC_NULL)
+                    return 1;
+        }
+    return 0;
+}
+
 /* Tags of a combining schedule depend on the largest round anywhere;
  * auto weighs the busiest process's messages (and blocks). */
 static int summarise(pat_t *p, const mpitopo__nbr_t *n)
 {
     struct mpitopo__comb *c = p->c;
-    long long v[5] = {c->mode == MPITOPO__COMB_HOPS ? (c->nhops + 1) / 2 : c->rounds, 0, 0, 0, 0};
-    long long all[5];
+    long long v[6] = {c->mode == MPITOPO__COMB_HOPS ? (c->nhops + 1) / 2 : c->rounds, 0, 0, 0, 0,
+                      has_duplicates(n, p->me)};
+    long long all[6];
     int comb, lin;
     mpitopo__combine_messages(n, c, p->me, &comb, &lin);
     v[1] = comb;
     v[2] = lin;
     mpitopo__combine_blocks(n, c, p->me, &v[3], &v[4]);
-    int rc = PMPI_Allreduce(v, all, 5, MPI_LONG_LONG, MPI_MAX, p->comm);
+    int rc = PMPI_Allreduce(v, all, 6, MPI_LONG_LONG, MPI_MAX, p->comm);
     if (rc == MPI_SUCCESS) {
+        c->any_duplicates = all[5] != 0;
         c->rounds = (int)all[0];
         c->max_combined = (int)all[1];
         c->max_linear = (int)all[2];
@@ -655,7 +675,7 @@ static int compute(pat_t *p, const mpitopo__nbr_t *n)
     return rc == MPI_SUCCESS ? summarise(p, n) : rc;
 }
 
-static void log_pattern(const struct mpitopo__comb *c, const mpitopo__nbr_t *n, int me)
+static void log_pattern(const struct mpitopo__comb *c, int me)
 {
     int hops = c->mode == MPITOPO__COMB_HOPS, ns = 0, nr = 0;
     for (int h = 0; hops && h < c->nhops; h++) {
@@ -671,11 +691,11 @@ static void log_pattern(const struct mpitopo__comb *c, const mpitopo__nbr_t *n, 
     if (me == 0)
         mpitopo__log(1,
                      "combine: %s pattern, busiest process %d messages combined in %d rounds, %d "
-                     "linear; blocks %lld combined, %lld linear: auto %s",
+                     "linear; blocks %lld combined, %lld linear%s",
                      hops ? "hops" : "pairs", c->max_combined,
                      hops ? c->nhops + 1 : 2 * c->rounds + 1, c->max_linear,
                      c->max_blocks_combined, c->max_blocks_linear,
-                     mpitopo__combine_pays(n) ? "combines" : "stays linear");
+                     c->any_duplicates ? "; duplicate or self edges" : "");
 }
 
 int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
@@ -697,7 +717,7 @@ int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
                                     : mpitopo__mpi_result(func, rc);
     }
     n->comb = p.c;
-    log_pattern(p.c, n, p.me);
+    log_pattern(p.c, p.me);
     return MPITOPO_SUCCESS;
 }
 

@@ -368,11 +368,18 @@ static int block_sizes(mpitopo__opkind_t op, const side_t *send, const side_t *r
  *     at most MPITOPO__COMBINE_AUTO_BYTES (the v and w forms as small);
  *   combine: graph and dist-graph communicators; the pattern (made once,
  *     collectively, whatever the block size, so that every process takes
- *     part) gives the busiest process's messages and rounds.
+ *     part) gives the busiest process's messages, blocks and rounds. Where
+ *     some process has a duplicate or self edge, the host MPI is never
+ *     taken (MPICH delivers duplicate edges in another order than Open MPI
+ *     and mpitopo): choose_auto_p2p decides.
  * Every input is the same on every process (the stencil, the pattern's
- * maxima) or at both ends of every message (block sizes), so processes
- * that exchange messages choose alike.
+ * maxima) or the block size, which the choice assumes every process
+ * passes alike (as applications do: a HOPS pattern makes every process
+ * forward for others, so neighbours agreeing is not enough).
  */
+static int choose_auto_p2p(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
+                           choice_t *c, const char *func);
+
 static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
                        choice_t *c, const char *func)
 {
@@ -398,13 +405,20 @@ static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
     if (!mpitopo__combine_supports(op) || n->kind == MPI_CART)
         return MPITOPO_SUCCESS;
     rc = mpitopo__combine_pattern(n, func);
-    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n) || !small)
+    if (rc != MPITOPO_SUCCESS || !n->comb)
         return rc;
     const struct mpitopo__comb *cb = n->comb;
-    double lin = cb->max_linear;
-    double host = mpitopo__model_time(m, 1, lin, lin / 2 * b);
-    /* Combined blocks are copied and forwarded: about twice the bytes. */
-    double comb = mpitopo__model_time(m, cb->rounds + 1, cb->max_combined, lin * b);
+    if (cb->any_duplicates)
+        return choose_auto_p2p(n, op, sb, rb, c, func);
+    if (!mpitopo__combine_usable(n) || !small)
+        return MPITOPO_SUCCESS;
+    /* Blocks the busiest process moves; combined ones are also copied. */
+    double host = mpitopo__model_time(m, 1, cb->max_linear, (double)cb->max_blocks_linear * b);
+    /* Dependent rounds of the schedule: one per hop, or a swap and a
+     * combined send per pattern round plus the direct one. */
+    double rounds = cb->mode == MPITOPO__COMB_HOPS ? cb->nhops + 1 : 2 * cb->rounds + 1;
+    double comb = mpitopo__model_time(m, rounds, cb->max_combined,
+                                      2.0 * (double)cb->max_blocks_combined * b);
     if (comb < keep * host)
         *c = (choice_t){MPITOPO__SCHED_COMBINE, 1, 1};
     return MPITOPO_SUCCESS;
@@ -423,6 +437,7 @@ static int choose_auto_p2p(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb
                            choice_t *c, const char *func)
 {
     int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    *c = (choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
     if (mpitopo__cart_applies(n, op) && small && mpitopo__cart_gains(n)) {
         c->sched = MPITOPO__SCHED_CART;
         return MPITOPO_SUCCESS;

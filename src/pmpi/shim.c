@@ -67,6 +67,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +95,7 @@ static pthread_once_t neighbor_said_once = PTHREAD_ONCE_INIT;
  * the same variable and runs the schedule it names. */
 static void config_read_neighbor(void)
 {
-    static const char *const takes[] = {"linear", "auto", "combine", "cart", "node"};
+    static const char *const takes[] = {"linear", "auto", "combine", "cart", "node", "mpi"};
     const char *v = getenv("MPITOPO_NEIGHBOR");
     if (!v || !*v || strcmp(v, "off") == 0)
         return;
@@ -162,8 +163,8 @@ static void report_bad_dims(void)
 
 static void report_bad_neighbor(void)
 {
-    world_root_says("mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not auto, linear, combine, cart or off; "
-                    "the neighbourhood collectives stay MPI's own\n",
+    world_root_says("mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not auto, linear, combine, cart, "
+                    "node, mpi or off; the neighbourhood collectives stay MPI's own\n",
                     config.neighbor_value);
 }
 
@@ -219,14 +220,64 @@ static int shim_takes(const char *func, MPI_Comm comm, int ndims, int topology_a
     return 1;
 }
 
+/*
+ * Communicators the shim has found fit for mpitopo's neighbourhood
+ * collectives carry an attribute of this keyval, so that a call in a loop
+ * pays one attribute lookup instead of the checks below (MPI running, an
+ * intracommunicator, a topology). The keyval is made on first use and
+ * dropped at MPI_Finalize (an attribute of MPI_COMM_SELF, deleted first
+ * thing there), after which the checks run again and say MPI is gone.
+ */
+static atomic_int checked_keyval = MPI_KEYVAL_INVALID;
+static pthread_mutex_t checked_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int forget_checked(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)value, (void)extra;
+    int k = atomic_exchange(&checked_keyval, MPI_KEYVAL_INVALID);
+    if (k != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&k);
+    PMPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+static int was_checked(MPI_Comm comm)
+{
+    int k = atomic_load(&checked_keyval), found = 0;
+    void *v;
+    return k != MPI_KEYVAL_INVALID && comm != MPI_COMM_NULL &&
+           PMPI_Comm_get_attr(comm, k, &v, &found) == MPI_SUCCESS && found;
+}
+
+static void mark_checked(MPI_Comm comm)
+{
+    pthread_mutex_lock(&checked_lock);
+    if (atomic_load(&checked_keyval) == MPI_KEYVAL_INVALID) {
+        int k, fin;
+        if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &k, NULL) ==
+                MPI_SUCCESS &&
+            PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_checked, &fin, NULL) ==
+                MPI_SUCCESS &&
+            PMPI_Comm_set_attr(MPI_COMM_SELF, fin, NULL) == MPI_SUCCESS)
+            atomic_store(&checked_keyval, k);
+    }
+    int k = atomic_load(&checked_keyval);
+    pthread_mutex_unlock(&checked_lock);
+    if (k != MPI_KEYVAL_INVALID)
+        PMPI_Comm_set_attr(comm, k, NULL);
+}
+
 int mpitopo__shim_neighbor_takes(const char *func, MPI_Comm comm)
 {
     const struct shim_config *c = shim_config();
-    if (c->bad_neighbor && mpi_is_running())
-        pthread_once(&bad_neighbor_once, report_bad_neighbor);
     /* Off is the default: no message per call, these run in loops. */
-    if (!c->neighbor)
+    if (!c->neighbor) {
+        if (c->bad_neighbor && mpi_is_running())
+            pthread_once(&bad_neighbor_once, report_bad_neighbor);
         return 0;
+    }
+    if (was_checked(comm))
+        return 1;
     /* MPI_COMM_NULL, an intercommunicator or a communicator without a
      * topology goes to MPI, which reports its own error class. */
     if (!shim_takes(func, comm, 0, 1))
@@ -235,6 +286,7 @@ int mpitopo__shim_neighbor_takes(const char *func, MPI_Comm comm)
     if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo == MPI_UNDEFINED)
         return passed_on(func, comm, "comm has no topology");
     pthread_once(&neighbor_said_once, say_neighbor);
+    mark_checked(comm);
     return 1;
 }
 

@@ -185,6 +185,67 @@ int mpitopo__shim_request_ours(MPI_Request request)
     return find(&request) != NULL;
 }
 
+/*
+ * Waiting on MPI's own requests while routed operations are in flight: a
+ * neighbour may be waiting for a later round that this process posts only
+ * from inside mpitopo, so the shim polls MPI's requests and moves every
+ * operation of mpitopo on between polls (mpitopo_progress) instead of
+ * blocking in MPI. Without routed operations in flight: MPI's own call.
+ */
+static void progress_ours(void)
+{
+    if (mpitopo__shim_requests_live())
+        mpitopo_progress();
+}
+
+static int plain_wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!mpitopo__shim_requests_live())
+        return PMPI_Wait(request, status);
+    int flag = 0, rc;
+    while ((rc = PMPI_Test(request, &flag, status)) == MPI_SUCCESS && !flag) {
+        mpitopo_progress();
+        sched_yield();
+    }
+    return rc;
+}
+
+static int plain_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    if (!mpitopo__shim_requests_live())
+        return PMPI_Waitall(n, reqs, sts);
+    int flag = 0, rc;
+    while ((rc = PMPI_Testall(n, reqs, &flag, sts)) == MPI_SUCCESS && !flag) {
+        mpitopo_progress();
+        sched_yield();
+    }
+    return rc;
+}
+
+static int plain_waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
+{
+    if (!mpitopo__shim_requests_live())
+        return PMPI_Waitany(n, reqs, index, st);
+    int flag = 0, rc;
+    while ((rc = PMPI_Testany(n, reqs, index, &flag, st)) == MPI_SUCCESS && !flag) {
+        mpitopo_progress();
+        sched_yield();
+    }
+    return rc;
+}
+
+static int plain_waitsome(int n, MPI_Request reqs[], int *out, int idx[], MPI_Status sts[])
+{
+    if (!mpitopo__shim_requests_live())
+        return PMPI_Waitsome(n, reqs, out, idx, sts);
+    int rc;
+    while ((rc = PMPI_Testsome(n, reqs, out, idx, sts)) == MPI_SUCCESS && *out == 0) {
+        mpitopo_progress();
+        sched_yield();
+    }
+    return rc;
+}
+
 int mpitopo__shim_request_give(const char *func, MPI_Comm comm, int rc, mpitopo_request_t mreq,
                                int persistent, MPI_Request *request)
 {
@@ -336,7 +397,7 @@ int mpitopo__shim_wait(MPI_Request *request, MPI_Status *status)
 {
     shim_req_t *r = find(request);
     if (!r)
-        return PMPI_Wait(request, status);
+        return plain_wait(request, status);
     advance(r, 1);
     return finish("MPI_Wait", r, request, status, 0);
 }
@@ -344,8 +405,10 @@ int mpitopo__shim_wait(MPI_Request *request, MPI_Status *status)
 int mpitopo__shim_test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     shim_req_t *r = find(request);
-    if (!r)
+    if (!r) {
+        progress_ours();
         return PMPI_Test(request, flag, status);
+    }
     if (r->state == RUNNING && !advance(r, 0)) {
         *flag = 0;
         return MPI_SUCCESS;
@@ -419,9 +482,9 @@ int mpitopo__shim_waitall(int count, MPI_Request requests[], MPI_Status statuses
     if (!mixed_init(&m, count, requests))
         return no_mem("MPI_Waitall");
     if (m.nours == 0)
-        return PMPI_Waitall(count, requests, statuses);
+        return plain_waitall(count, requests, statuses);
     complete_ours(&m, count);
-    int rc = PMPI_Waitall(count, m.copy, statuses);
+    int rc = plain_waitall(count, m.copy, statuses);
     mixed_put_back(&m, count, requests);
     rc = finish_ours("MPI_Waitall", &m, count, requests, statuses, rc);
     mixed_free(&m);
@@ -433,8 +496,10 @@ int mpitopo__shim_testall(int count, MPI_Request requests[], int *flag, MPI_Stat
     mixed_t m;
     if (!mixed_init(&m, count, requests))
         return no_mem("MPI_Testall");
-    if (m.nours == 0)
+    if (m.nours == 0) {
+        progress_ours();
         return PMPI_Testall(count, requests, flag, statuses);
+    }
     int all = 1, rc = MPI_SUCCESS;
     for (int i = 0; i < count; i++)
         if (m.mine[i] && m.mine[i]->state == RUNNING)
@@ -481,8 +546,10 @@ int mpitopo__shim_testany(int count, MPI_Request requests[], int *index, int *fl
     mixed_t m;
     if (!mixed_init(&m, count, requests))
         return no_mem("MPI_Testany");
-    if (m.nours == 0)
+    if (m.nours == 0) {
+        progress_ours();
         return PMPI_Testany(count, requests, index, flag, status);
+    }
     int rc = testany("MPI_Testany", &m, count, requests, index, flag, status);
     mixed_free(&m);
     return rc;
@@ -494,7 +561,7 @@ int mpitopo__shim_waitany(int count, MPI_Request requests[], int *index, MPI_Sta
     if (!mixed_init(&m, count, requests))
         return no_mem("MPI_Waitany");
     if (m.nours == 0)
-        return PMPI_Waitany(count, requests, index, status);
+        return plain_waitany(count, requests, index, status);
     int flag = 0, rc;
     while ((rc = testany("MPI_Waitany", &m, count, requests, index, &flag, status)) ==
                MPI_SUCCESS &&
@@ -541,8 +608,10 @@ int mpitopo__shim_testsome(int incount, MPI_Request requests[], int *outcount, i
     mixed_t m;
     if (!mixed_init(&m, incount, requests))
         return no_mem("MPI_Testsome");
-    if (m.nours == 0)
+    if (m.nours == 0) {
+        progress_ours();
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    }
     int rc = testsome("MPI_Testsome", &m, incount, requests, outcount, indices, statuses);
     mixed_free(&m);
     return rc;
@@ -555,7 +624,7 @@ int mpitopo__shim_waitsome(int incount, MPI_Request requests[], int *outcount, i
     if (!mixed_init(&m, incount, requests))
         return no_mem("MPI_Waitsome");
     if (m.nours == 0)
-        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+        return plain_waitsome(incount, requests, outcount, indices, statuses);
     int rc;
     while ((rc = testsome("MPI_Waitsome", &m, incount, requests, outcount, indices,
                           statuses)) == MPI_SUCCESS &&

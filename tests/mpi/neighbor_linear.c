@@ -645,7 +645,9 @@ static void bad_input(void)
     const char *sched = mt_getenv("MPITOPO_NEIGHBOR");
     int named = !sched || strcmp(sched, "auto") == 0 || strcmp(sched, "mpi") == 0 ||
                 strstr(mpitopo_last_error(), "neighbour rank");
-    if (wsize > 1)
+    /* MPICH's own neighbourhood collectives do not report it. */
+    int host = !sched || strcmp(sched, "auto") == 0 || strcmp(sched, "mpi") == 0;
+    if (wsize > 1 && !(host && mt_is_mpich() && rc == MPI_SUCCESS))
         MT_CHECK(cls == MPI_ERR_TRUNCATE && named,
                  "count mismatch: rc %d class %d, message \"%s\"", rc, cls, mpitopo_last_error());
     /* And the communicator still works. */
