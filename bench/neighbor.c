@@ -124,6 +124,7 @@ typedef struct options {
     char sched[256];
     int sched_given;
     unsigned forms; /* bit f: form f is measured */
+    char model[1024]; /* -W: write the cost model fitted to the host MPI here */
 } options_t;
 
 static int rank, nprocs;
@@ -140,6 +141,8 @@ static void usage(FILE *f)
             "  -i N        timed iterations per size (default 100)\n"
             "  -x N        warm-up iterations per size (default 10)\n"
             "  -f LIST     forms among blocking,nonblocking,persistent (default all)\n"
+            "  -W FILE     fit the cost model of auto (MPITOPO_NEIGHBOR_MODEL) to the host\n"
+            "              MPI's blocking allgather on this topology and a ring, write FILE\n"
             "  -s LIST     mpitopo schedules (default linear; known:");
     for (int i = 0; i < NSCHEDULES; i++)
         fprintf(f, " %s", schedules[i].name);
@@ -226,8 +229,13 @@ static int parse_args(int argc, char **argv, options_t *o)
     o->min = 1, o->max = 65536, o->iters = 100, o->warmup = 10;
     strcpy(o->sched, "linear");
     o->forms = 7;
-    while ((c = getopt(argc, argv, "N:c:m:i:x:f:s:h")) != -1) {
+    while ((c = getopt(argc, argv, "N:c:m:i:x:f:s:W:h")) != -1) {
         switch (c) {
+        case 'W':
+            if (strlen(optarg) >= sizeof o->model)
+                return -1;
+            strcpy(o->model, optarg);
+            break;
         case 'N':
             if (strlen(optarg) >= sizeof o->topo)
                 return -1;
@@ -695,6 +703,9 @@ static int host_of(const variant_t *vs, int nv, int v)
     return -1;
 }
 
+/* The host MPI's blocking allgather latency at every size (for -W). */
+static double *host_allgather_us;
+
 static void print_table(variant_t *vs, int nv, enum op op, const options_t *o, int nsizes)
 {
     printf("\n# %s: latency (us), average over %d iterations of the max over ranks\n",
@@ -755,6 +766,11 @@ static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
     }
     if (rank == 0)
         print_table(vs, nv, op, o, nsizes);
+    for (int v = 0; v < nv && op == OP_ALLGATHER; v++)
+        if (vs[v].host && vs[v].form == FORM_BLOCKING && !host_allgather_us) {
+            host_allgather_us = vs[v].lat_us;
+            vs[v].lat_us = NULL;
+        }
     for (int v = 0; v < nv; v++) {
         if (!vs[v].host)
             MPI_Comm_free(&vs[v].comm);
@@ -763,6 +779,68 @@ static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
         free(vs[v].lat_us);
     }
 }
+
+#if NB_HOST_MPI
+/*
+ * -W: the constants of auto's cost model (src/coll/select.c), fitted to the
+ * host MPI's blocking allgather. On the topology, the busiest process sends
+ * and receives M messages; a least-squares line through (bytes sent, latency)
+ * over the sizes gives byte_us (slope) and the cost of one round of M
+ * messages (intercept); a ring (one message each way) at the smallest size
+ * gives the cost of a round of 2 messages; the two split the intercept into
+ * round_us and msg_us. Every process reads the file it is given: give all
+ * the same one.
+ */
+static double ring_latency(const options_t *o)
+{
+    int left = (rank + nprocs - 1) % nprocs, right = (rank + 1) % nprocs;
+    MPI_Comm ring;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1, &right,
+                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &ring);
+    char s = 1, r = 0;
+    double sum = 0;
+    for (int it = 0; it < o->warmup + o->iters; it++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        MPI_Neighbor_allgather(&s, 1, MPI_BYTE, &r, 1, MPI_BYTE, ring);
+        double t = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        sum += it >= o->warmup ? t : 0;
+    }
+    MPI_Comm_free(&ring);
+    return sum / o->iters * 1e6;
+}
+
+static void write_model(const options_t *o, int maxin, int maxout, double ring_us)
+{
+    int n = 0;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (long size = o->min; size <= o->max; size *= 2, n++) {
+        double x = (double)maxout * size, y = host_allgather_us[n];
+        sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    double den = n * sxx - sx * sx;
+    double slope = n > 1 && den > 0 ? (n * sxy - sx * sy) / den : 0;
+    double icept = (sy - slope * sx) / n, msgs = maxin + maxout;
+    double msg_us = msgs > 2 ? (icept - ring_us) / (msgs - 2) : 0;
+    msg_us = msg_us > 0 ? msg_us : 0;
+    double round_us = ring_us - 2 * msg_us > 0 ? ring_us - 2 * msg_us : 0;
+    FILE *f = fopen(o->model, "w");
+    if (!f) {
+        fprintf(stderr, "neighbor: -W %s cannot be written\n", o->model);
+        return;
+    }
+    fprintf(f, "# mpitopo cost model (MPITOPO_NEIGHBOR_MODEL), fitted by bench/neighbor -W\n"
+               "# topology %s, %d processes, busiest %d + %d messages, sizes %ld..%ld;\n"
+               "# host allgather: %.3f us + %.6f us/byte sent; ring: %.3f us\n",
+            o->topo, nprocs, maxin, maxout, o->min, o->max, icept, slope, ring_us);
+    fprintf(f, "round_us %.4f\nmsg_us %.4f\nbyte_us %.6f\nmargin 0.1\n", round_us, msg_us,
+            slope > 0 ? slope : 0);
+    fclose(f);
+    printf("# cost model written to %s: round_us %.4f msg_us %.4f byte_us %.6f\n", o->model,
+           round_us, msg_us, slope > 0 ? slope : 0);
+}
+#endif
 
 static void degree_stats(int deg, const char *what)
 {
@@ -832,6 +910,19 @@ int main(int argc, char **argv)
     degree_stats(b.outdeg, "out-degree");
     for (int k = 0; k < o.nops; k++)
         run_op(topo, (enum op)o.ops[k], &o, &b);
+#if NB_HOST_MPI
+    if (o.model[0]) {
+        int mx[2] = {b.indeg, b.outdeg};
+        MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        double ring_us = ring_latency(&o);
+        if (rank == 0 && host_allgather_us)
+            write_model(&o, mx[0], mx[1], ring_us);
+        else if (rank == 0)
+            fprintf(stderr, "neighbor: -W needs the host MPI's blocking allgather "
+                            "(-c allgather, -f blocking)\n");
+    }
+#endif
+    free(host_allgather_us);
     if (rank == 0)
         fflush(stdout);
     free(b.send), free(b.recv), free(b.ref), free(b.sources);
