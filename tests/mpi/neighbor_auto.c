@@ -239,14 +239,20 @@ static long long run(make_t *make, const graph_t *g, MPI_Comm c, int op, int sch
 
 static int free_model;
 
+/* The dist-graph of g, made by mpitopo (no reordering); 0 on failure. */
+static int graph_comm(make_t *make, graph_t *g, MPI_Comm *c)
+{
+    make(g, wrank);
+    return MT_CHECK_RC(mpitopo_dist_graph_create_adjacent(MPI_COMM_WORLD, g->in, g->src,
+                                                          MPI_UNWEIGHTED, g->out, g->dst,
+                                                          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, c));
+}
+
 static void check(make_t *make, int bytes)
 {
     graph_t g;
-    make(&g, wrank);
     MPI_Comm c;
-    if (!MT_CHECK_RC(mpitopo_dist_graph_create_adjacent(MPI_COMM_WORLD, g.in, g.src,
-                                                        MPI_UNWEIGHTED, g.out, g.dst,
-                                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c)))
+    if (!graph_comm(make, &g, &c))
         return;
     /* With a duplicate or self edge anywhere, auto keeps off the host MPI
      * (MPICH delivers such edges in another order) and picks between
@@ -307,11 +313,8 @@ static void set_model(const char *which)
 static void check_bad_model(void)
 {
     graph_t g;
-    ring(&g, wrank);
     MPI_Comm c;
-    if (!MT_CHECK_RC(mpitopo_dist_graph_create_adjacent(MPI_COMM_WORLD, g.in, g.src,
-                                                        MPI_UNWEIGHTED, g.out, g.dst,
-                                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c)))
+    if (!graph_comm(ring, &g, &c))
         return;
     int s = wrank, r[4];
     int rc = mpitopo_neighbor_allgather(&s, 1, MPI_INT, r, 1, MPI_INT, c);
