@@ -371,15 +371,12 @@ static int block_sizes(mpitopo__opkind_t op, const side_t *send, const side_t *r
  *     part) gives the busiest process's messages, blocks and rounds. Where
  *     some process has a duplicate or self edge, the host MPI is never
  *     taken (MPICH delivers duplicate edges in another order than Open MPI
- *     and mpitopo): choose_auto_p2p decides.
+ *     and mpitopo): mpitopo's linear schedule stands in for it.
  * Every input is the same on every process (the stencil, the pattern's
  * maxima) or the block size, which the choice assumes every process
  * passes alike (as applications do: a HOPS pattern makes every process
  * forward for others, so neighbours agreeing is not enough).
  */
-static int choose_auto_p2p(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
-                           choice_t *c, const char *func);
-
 static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
                        choice_t *c, const char *func)
 {
@@ -407,9 +404,11 @@ static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
     rc = mpitopo__combine_pattern(n, func);
     if (rc != MPITOPO_SUCCESS || !n->comb)
         return rc;
+    /* With a duplicate or self edge anywhere the alternative to combining
+     * is mpitopo's linear schedule (as many messages as the host MPI's). */
     const struct mpitopo__comb *cb = n->comb;
     if (cb->any_duplicates)
-        return choose_auto_p2p(n, op, sb, rb, c, func);
+        c->sched = MPITOPO__SCHED_LINEAR;
     if (!mpitopo__combine_usable(n) || !small)
         return MPITOPO_SUCCESS;
     /* Blocks the busiest process moves; combined ones are also copied. */
