@@ -5,7 +5,9 @@
  * them), on a dist-graph where rank r sends to r+1, r+2, r+3 (mod p) and
  * receives from r-1, r-2, r-3 (p >= 4: no duplicate edges, so every block
  * has one place to land whichever MPI or schedule delivers it):
- *   MPI_Wait, MPI_Test loops, MPI_Waitall mixed with the program's own
+ *   MPI_Wait, MPI_Wait on the program's own request that a neighbour
+ *   answers only after the collective (the shim must progress it meanwhile),
+ *   MPI_Test loops, MPI_Waitall mixed with the program's own
  *   MPI_Isend / MPI_Irecv, MPI_Waitany and MPI_Testsome over such a mix,
  *   MPI_Testall, MPI_Request_get_status, 40 at once with MPI_Waitsome;
  *   MPI_Neighbor_*_init started with
@@ -99,6 +101,32 @@ static void test_wait(void)
     if (r != MPI_REQUEST_NULL)
         fail("MPI_Wait", "request not MPI_REQUEST_NULL");
     check("MPI_Wait", &b, 1, 1);
+}
+
+/* A wait on the program's own request while a routed collective is in
+ * flight: even ranks wait for a message that their right neighbour sends
+ * only after its own collective has completed, which (under a schedule of
+ * several rounds) needs the even rank's later rounds: the shim's MPI_Wait
+ * must move the collective on while it waits. */
+static void test_plain_wait(void)
+{
+    xbuf_t b;
+    MPI_Request r, own = MPI_REQUEST_NULL;
+    int token = -1, peer = rank % 2 ? rank - 1 : rank + 1;
+    fill(&b, 1, 9);
+    start(&b, 1, &r);
+    if (rank % 2 == 0 && peer < size) {
+        MPI_Irecv(&token, 1, MPI_INT, peer, 11, MPI_COMM_WORLD, &own);
+        MPI_Wait(&own, MPI_STATUS_IGNORE);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (token != peer)
+            fail("MPI_Wait (own request)", "the token from the right neighbour is wrong");
+    } else {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (rank % 2)
+            MPI_Send(&rank, 1, MPI_INT, peer, 11, MPI_COMM_WORLD);
+    }
+    check("MPI_Wait (own request first)", &b, 1, 9);
 }
 
 static void test_test(void)
@@ -355,6 +383,7 @@ int main(int argc, char **argv)
                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
 
     test_wait();
+    test_plain_wait();
     test_test();
     test_waitall();
     test_testall();
