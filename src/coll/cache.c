@@ -239,14 +239,8 @@ static centry_t *victim(struct mpitopo__cache *c)
         if (!e->in_use && (!best || e->stamp < best->stamp))
             best = e;
     }
-    if (best) {
-        mpitopo_request_t r = best->req;
-        r->entry = NULL;
-        mpitopo__request_release(r);
-        key_free(&best->k[0]);
-        key_free(&best->k[1]);
-        best->used = 0;
-    }
+    if (best)
+        mpitopo__request_release(best->req); /* forgets its entry */
     return best;
 }
 
@@ -258,13 +252,9 @@ void mpitopo__cache_put(mpitopo__nbr_t *n, int op, int requested, const side_t *
     centry_t *e = victim(n->cache);
     if (!e)
         return;
-    if (!key_make(&e->k[0], send, n->outdegree) || !key_make(&e->k[1], recv, n->indegree)) {
-        key_free(&e->k[0]);
-        key_free(&e->k[1]);
-        return;
-    }
     /* Derived datatypes of the steps are the cache's own from now on. */
-    if (mpitopo__request_own_datatypes(req) != MPITOPO_SUCCESS) {
+    if (!key_make(&e->k[0], send, n->outdegree) || !key_make(&e->k[1], recv, n->indegree) ||
+        mpitopo__request_own_datatypes(req) != MPITOPO_SUCCESS) {
         key_free(&e->k[0]);
         key_free(&e->k[1]);
         return;
@@ -298,10 +288,11 @@ void mpitopo__cache_clear(mpitopo__nbr_t *n)
         centry_t *e = &c->e[i];
         if (!e->used)
             continue;
-        mpitopo_request_t r = e->req;
-        r->entry = NULL;
-        if (!e->in_use)
-            mpitopo__request_release(r);
+        if (!e->in_use) {
+            mpitopo__request_release(e->req); /* forgets its entry */
+            continue;
+        }
+        e->req->entry = NULL;
         key_free(&e->k[0]);
         key_free(&e->k[1]);
     }

@@ -280,33 +280,6 @@ static int build_any(mpitopo__nbr_t *n, const plan_t *p, const side_t *send, con
     return build(n, p, send, recv, out, func);
 }
 
-/* The private communicator is duplicated without blocking by the
- * nonblocking and persistent forms, so that neither blocks. Persistent
- * requests keep their own datatype duplicates for all their runs. */
-static int launch(mpitopo__nbr_t *n, const plan_t *p, side_t *send, side_t *recv,
-                  const choice_t *c, int form, mpitopo_request_t *request, const char *func)
-{
-    int rc = mpitopo__nbr_private_comm(n, form == FORM_BLOCKING);
-    if (rc != MPI_SUCCESS)
-        return mpitopo__mpi_result(func, rc);
-    mpitopo_request_t r = NULL;
-    rc = build_any(n, p, send, recv, c, &r, func);
-    if (rc == MPITOPO_SUCCESS && form == FORM_PERSISTENT) {
-        r->persistent = 1;
-        rc = mpitopo__request_own_datatypes(r);
-    } else if (rc == MPITOPO_SUCCESS) {
-        rc = mpitopo__request_start(r);
-    }
-    if (rc != MPITOPO_SUCCESS) {
-        mpitopo__request_release(r);
-        return rc;
-    }
-    if (form == FORM_BLOCKING)
-        return mpitopo__request_wait(&r, func);
-    *request = r;
-    return MPITOPO_SUCCESS;
-}
-
 static int checked_nbr(side_t *send, side_t *recv, MPI_Comm comm, int form,
                        mpitopo_request_t *request, mpitopo__nbr_t **n, const char *func)
 {
@@ -318,23 +291,6 @@ static int checked_nbr(side_t *send, side_t *recv, MPI_Comm comm, int form,
     if (rc == MPITOPO_SUCCESS)
         rc = check_side(recv, (*n)->indegree, func);
     return rc;
-}
-
-/*
- * The neighbourhood collectives without a schedule choice (exchanges):
- * check, make sure the private communicator exists (or is being made),
- * build the linear schedule and start it (blocking: complete it too).
- */
-static int run_x(side_t *send, side_t *recv, MPI_Comm comm, int form, int self_copy,
-                 mpitopo_request_t *request, const char *func)
-{
-    mpitopo__nbr_t *n;
-    int rc = checked_nbr(send, recv, comm, form, request, &n, func);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    plan_t p = plan_of(n, self_copy);
-    choice_t c = {MPITOPO__SCHED_LINEAR, 0, 0};
-    return launch(n, &p, send, recv, &c, form, request, func);
 }
 
 static int side_bytes(const side_t *s, long long *bytes)
@@ -509,6 +465,33 @@ static int choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
     return rc;
 }
 
+/* The private communicator is duplicated without blocking by the
+ * nonblocking and persistent forms, so that neither blocks; every
+ * schedule, the host MPI's call too, runs on it. Then c's schedule of
+ * plan p (op: which host operation, for MPITOPO__SCHED_MPI), not started;
+ * persistent requests keep their own datatype duplicates for all runs. */
+static int build_for(mpitopo__nbr_t *n, const plan_t *p, const side_t *send, const side_t *recv,
+                     const choice_t *c, mpitopo__opkind_t op, int form, mpitopo_request_t *out,
+                     const char *func)
+{
+    int rc = mpitopo__nbr_private_comm(n, form == FORM_BLOCKING);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    mpitopo_request_t r = NULL;
+    rc = c->sched == MPITOPO__SCHED_MPI ? mpitopo__host_build(n, op, send, recv, &r, func)
+                                        : build_any(n, p, send, recv, c, &r, func);
+    if (rc == MPITOPO_SUCCESS && form == FORM_PERSISTENT) {
+        r->persistent = 1;
+        rc = mpitopo__request_own_datatypes(r);
+    }
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(r);
+        return rc;
+    }
+    *out = r;
+    return MPITOPO_SUCCESS;
+}
+
 /* A request that ran no step (the blocking host call): back to the cache
  * or released. */
 static void unused(mpitopo_request_t r)
@@ -520,8 +503,7 @@ static void unused(mpitopo_request_t r)
 }
 
 /*
- * A new schedule for this call: choose, build (the private communicator
- * first: every schedule, the host MPI's call too, runs on it), and
+ * A new schedule for this call: choose, build (build_for), and
  * keep it in the cache (not persistent ones: each _init call owns its
  * request). A schedule that took more than one block of tags cannot be
  * given new ones and is not cached.
@@ -535,28 +517,18 @@ static int make(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, c
     if (rc != MPITOPO_SUCCESS)
         return rc;
     mpitopo__sched_log(n, op, req, c.sched);
-    rc = mpitopo__nbr_private_comm(n, form == FORM_BLOCKING);
-    if (rc != MPI_SUCCESS)
-        return mpitopo__mpi_result(func, rc);
     int calls = n->tag_calls;
-    mpitopo_request_t r = NULL;
     plan_t p = plan_of(n, 0);
-    rc = c.sched == MPITOPO__SCHED_MPI ? mpitopo__host_build(n, op, send, recv, &r, func)
-                                       : build_any(n, &p, send, recv, &c, &r, func);
-    if (rc == MPITOPO_SUCCESS && n->tag_calls == calls + 1) {
+    mpitopo_request_t r;
+    rc = build_for(n, &p, send, recv, &c, op, form, &r, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (n->tag_calls == calls + 1) {
         r->tag_base = n->last_tag_base;
         r->tag_span = n->last_tag_span;
     }
-    if (rc == MPITOPO_SUCCESS && form == FORM_PERSISTENT) {
-        r->persistent = 1;
-        rc = mpitopo__request_own_datatypes(r);
-    } else if (rc == MPITOPO_SUCCESS && n->tag_calls <= calls + 1) {
+    if (form != FORM_PERSISTENT && n->tag_calls <= calls + 1)
         mpitopo__cache_put(n, op, req, send, recv, r, c.sched);
-    }
-    if (rc != MPITOPO_SUCCESS) {
-        mpitopo__request_release(r);
-        return rc;
-    }
     *out = r;
     *sched = c.sched;
     return MPITOPO_SUCCESS;
@@ -587,6 +559,34 @@ static int go(mpitopo__nbr_t *n, mpitopo_request_t r, int sched, mpitopo__opkind
         return mpitopo__request_wait(&r, func);
     *request = r;
     return MPITOPO_SUCCESS;
+}
+
+/* A schedule of mpitopo's (the exchanges: never cached), built and run. */
+static int launch(mpitopo__nbr_t *n, const plan_t *p, side_t *send, side_t *recv,
+                  const choice_t *c, int form, mpitopo_request_t *request, const char *func)
+{
+    mpitopo_request_t r;
+    int rc = build_for(n, p, send, recv, c, MPITOPO__OPK_ALLTOALL, form, &r, func);
+    return rc == MPITOPO_SUCCESS
+               ? go(n, r, c->sched, MPITOPO__OPK_ALLTOALL, send, recv, form, request, func)
+               : rc;
+}
+
+/*
+ * The neighbourhood collectives without a schedule choice (exchanges):
+ * check, make sure the private communicator exists (or is being made),
+ * build the linear schedule and start it (blocking: complete it too).
+ */
+static int run_x(side_t *send, side_t *recv, MPI_Comm comm, int form, int self_copy,
+                 mpitopo_request_t *request, const char *func)
+{
+    mpitopo__nbr_t *n;
+    int rc = checked_nbr(send, recv, comm, form, request, &n, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    plan_t p = plan_of(n, self_copy);
+    choice_t c = {MPITOPO__SCHED_LINEAR, 0, 0};
+    return launch(n, &p, send, recv, &c, form, request, func);
 }
 
 /* The five operations: check, take the cached schedule of an equal

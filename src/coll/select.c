@@ -183,19 +183,19 @@ static int model_line(const char *line, int lineno, const char *path)
 {
     char key[32];
     double v;
-    if (sscanf(line, " %31s %lf", key, &v) != 2) {
-        if (sscanf(line, " %31s", key) == 1 && key[0] != '#')
-            snprintf(model_error, sizeof model_error, "%s line %d: \"%s\" needs a value", path,
-                     lineno, key);
+    int got = sscanf(line, " %31s %lf", key, &v);
+    if (got < 1 || key[0] == '#')
         return 0;
+    if (got < 2) {
+        snprintf(model_error, sizeof model_error, "%s line %d: \"%s\" needs a value", path,
+                 lineno, key);
+        return 1;
     }
     double *f = strcmp(key, "round_us") == 0  ? &model.round_us
                 : strcmp(key, "msg_us") == 0  ? &model.msg_us
                 : strcmp(key, "byte_us") == 0 ? &model.byte_us
                 : strcmp(key, "margin") == 0  ? &model.margin
                                               : NULL;
-    if (key[0] == '#')
-        return 0;
     if (!f || !(v >= 0) || v > 1e6) {
         snprintf(model_error, sizeof model_error,
                  f ? "%s line %d: %s = %g must be in [0, 1e6]"
