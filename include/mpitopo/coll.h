@@ -4,6 +4,8 @@
 #error Please include <mpitopo.h> instead of <mpitopo/coll.h>
 #endif
 
+#include <mpitopo/export.h>
+
 #include <mpi.h>
 
 #ifdef __cplusplus
@@ -74,7 +76,7 @@ extern "C" {
  * may be NULL). Local. Errors: MPI_ERR_TOPOLOGY when comm has no topology;
  * MPITOPO_ERR_ARG for MPI_COMM_NULL or an intercommunicator.
  */
-int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree);
+MPITOPO_API int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree);
 
 /*
  * The sources and destinations of the calling process, in the order above.
@@ -83,8 +85,8 @@ int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree);
  * Local. Errors: as mpitopo_comm_neighbors_count, plus MPITOPO_ERR_ARG for a
  * negative max or a NULL array that would be written to.
  */
-int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[], int maxoutdegree,
-                           int destinations[]);
+MPITOPO_API int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                                       int maxoutdegree, int destinations[]);
 
 /*
  * A stencil on a Cartesian grid as a dist-graph communicator, so that the
@@ -111,25 +113,30 @@ int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[], int ma
  * MPI_Comm_free. Errors: MPITOPO_ERR_ARG (cart not Cartesian: MPI_ERR_TOPOLOGY;
  * a stencil that does not parse; newcomm NULL), MPI codes pass through.
  */
-int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info info,
-                                MPI_Comm *newcomm);
+MPITOPO_API int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info info,
+                                            MPI_Comm *newcomm);
 
 /* Blocking neighbourhood collectives: the arguments of MPI_Neighbor_*. */
-int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                               MPI_Comm comm);
-int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const int recvcounts[], const int displs[],
-                                MPI_Datatype recvtype, MPI_Comm comm);
-int mpitopo_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
-int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                               void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                               const MPI_Datatype recvtypes[], MPI_Comm comm);
+MPITOPO_API int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm);
+MPITOPO_API int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf,
+                                            const int recvcounts[], const int displs[],
+                                            MPI_Datatype recvtype, MPI_Comm comm);
+MPITOPO_API int mpitopo_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                          MPI_Comm comm);
+MPITOPO_API int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                           const int sdispls[], MPI_Datatype sendtype,
+                                           void *recvbuf, const int recvcounts[],
+                                           const int rdispls[], MPI_Datatype recvtype,
+                                           MPI_Comm comm);
+MPITOPO_API int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                           const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                           void *recvbuf, const int recvcounts[],
+                                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                           MPI_Comm comm);
 
 /*
  * Nonblocking operations. A request is an opaque handle; MPITOPO_REQUEST_NULL
@@ -158,25 +165,30 @@ int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
 typedef struct mpitopo_request *mpitopo_request_t;
 #define MPITOPO_REQUEST_NULL ((mpitopo_request_t)0)
 
-int mpitopo_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, mpitopo_request_t *request);
-int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, const int recvcounts[], const int displs[],
-                                 MPI_Datatype recvtype, MPI_Comm comm,
-                                 mpitopo_request_t *request);
-int mpitopo_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                               MPI_Comm comm, mpitopo_request_t *request);
-int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                mpitopo_request_t *request);
-int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                mpitopo_request_t *request);
+MPITOPO_API int mpitopo_ineighbor_allgather(const void *sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm,
+                                            mpitopo_request_t *request);
+MPITOPO_API int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount,
+                                             MPI_Datatype sendtype, void *recvbuf,
+                                             const int recvcounts[], const int displs[],
+                                             MPI_Datatype recvtype, MPI_Comm comm,
+                                             mpitopo_request_t *request);
+MPITOPO_API int mpitopo_ineighbor_alltoall(const void *sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm,
+                                           mpitopo_request_t *request);
+MPITOPO_API int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                            const int sdispls[], MPI_Datatype sendtype,
+                                            void *recvbuf, const int recvcounts[],
+                                            const int rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm, mpitopo_request_t *request);
+MPITOPO_API int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                            const MPI_Aint sdispls[],
+                                            const MPI_Datatype sendtypes[], void *recvbuf,
+                                            const int recvcounts[], const MPI_Aint rdispls[],
+                                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                            mpitopo_request_t *request);
 
 /*
  * Persistent forms: the arguments of MPI-4's MPI_Neighbor_*_init. Collective
@@ -197,26 +209,31 @@ int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
  * Start every persistent operation on every process in the same order, as
  * with MPI_Start on persistent collectives.
  */
-int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request);
-int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                     void *recvbuf, const int recvcounts[], const int displs[],
-                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                     mpitopo_request_t *request);
-int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Info info, mpitopo_request_t *request);
-int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                    const int recvcounts[], const int rdispls[],
-                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                    mpitopo_request_t *request);
-int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                    void *recvbuf, const int recvcounts[],
-                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request);
+MPITOPO_API int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount,
+                                                MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                                mpitopo_request_t *request);
+MPITOPO_API int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                                 MPI_Datatype sendtype, void *recvbuf,
+                                                 const int recvcounts[], const int displs[],
+                                                 MPI_Datatype recvtype, MPI_Comm comm,
+                                                 MPI_Info info, mpitopo_request_t *request);
+MPITOPO_API int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount,
+                                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                               mpitopo_request_t *request);
+MPITOPO_API int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                                const int sdispls[], MPI_Datatype sendtype,
+                                                void *recvbuf, const int recvcounts[],
+                                                const int rdispls[], MPI_Datatype recvtype,
+                                                MPI_Comm comm, MPI_Info info,
+                                                mpitopo_request_t *request);
+MPITOPO_API int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                                const MPI_Aint sdispls[],
+                                                const MPI_Datatype sendtypes[], void *recvbuf,
+                                                const int recvcounts[], const MPI_Aint rdispls[],
+                                                const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                                MPI_Info info, mpitopo_request_t *request);
 
 /*
  * Start an inactive persistent request (mpitopo_startall: count of them,
@@ -236,8 +253,8 @@ int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
  * themselves; the price is that these requests cannot be mixed into an
  * MPI_Waitall with MPI's own.
  */
-int mpitopo_start(mpitopo_request_t *request);
-int mpitopo_startall(int count, mpitopo_request_t requests[]);
+MPITOPO_API int mpitopo_start(mpitopo_request_t *request);
+MPITOPO_API int mpitopo_startall(int count, mpitopo_request_t requests[]);
 
 /*
  * Move every active neighbourhood operation of the calling process on, on
@@ -247,7 +264,7 @@ int mpitopo_startall(int count, mpitopo_request_t requests[]);
  * are in flight. Errors stay with their requests. Local; thread safe.
  * Returns MPITOPO_SUCCESS.
  */
-int mpitopo_progress(void);
+MPITOPO_API int mpitopo_progress(void);
 
 /*
  * Complete *request (blocking). A nonblocking request is then released and
@@ -258,7 +275,7 @@ int mpitopo_progress(void);
  * too and a persistent one made inactive; messages still in flight are
  * left to MPI. Local (it waits for the neighbours to take part).
  */
-int mpitopo_wait(mpitopo_request_t *request);
+MPITOPO_API int mpitopo_wait(mpitopo_request_t *request);
 
 /*
  * Advance *request without blocking: *flag = 1 when it has completed (it is
@@ -266,7 +283,7 @@ int mpitopo_wait(mpitopo_request_t *request);
  * an inactive persistent one give *flag = 1), else 0. Errors: as
  * mpitopo_wait.
  */
-int mpitopo_test(mpitopo_request_t *request, int *flag);
+MPITOPO_API int mpitopo_test(mpitopo_request_t *request, int *flag);
 
 /*
  * Release *request (nonblocking or persistent) and set it to
@@ -274,7 +291,7 @@ int mpitopo_test(mpitopo_request_t *request, int *flag);
  * mpitopo_wait), because its later rounds could never be posted otherwise
  * and the neighbours would wait for them.
  */
-int mpitopo_request_free(mpitopo_request_t *request);
+MPITOPO_API int mpitopo_request_free(mpitopo_request_t *request);
 
 /*
  * Neighbour exchanges (the 003 proposal's MPI_Neighbor_xchg and
@@ -296,11 +313,13 @@ int mpitopo_request_free(mpitopo_request_t *request);
  * MPI_ERR_TRUNCATE, detected locally). Blocking; collective over comm;
  * errors as the collectives.
  */
-int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+MPITOPO_API int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm);
+MPITOPO_API int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[],
+                                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                       const int recvcounts[], const int rdispls[],
+                                       MPI_Datatype recvtype, MPI_Comm comm);
 
 /*
  * Cartesian shift exchange (the 003 proposal's MPI_Cart_shift_xchg). With
@@ -318,9 +337,9 @@ int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[], const in
  * not Cartesian; MPITOPO_ERR_ARG for direction outside [0, ndims) and the
  * argument errors of the collectives.
  */
-int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int direction,
-                            int disp, MPI_Comm comm);
+MPITOPO_API int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        int direction, int disp, MPI_Comm comm);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #error Please include <mpitopo.h> instead of <mpitopo/error.h>
 #endif
 
+#include <mpitopo/export.h>
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -38,18 +40,18 @@ enum mpitopo_error {
 
 /* Short description of a code; for positive codes, "MPI error" (use
  * MPI_Error_string for the MPI library's own text). Never NULL. */
-const char *mpitopo_strerror(int code);
+MPITOPO_API const char *mpitopo_strerror(int code);
 
 /* The symbolic name of a code ("MPITOPO_ERR_ARG"); "MPI_ERROR" for positive
  * codes, "MPITOPO_ERR_UNKNOWN" for unknown negative codes. Never NULL. */
-const char *mpitopo_err_name(int code);
+MPITOPO_API const char *mpitopo_err_name(int code);
 
 /* Message of the most recent failing mpitopo call in the calling thread,
  * naming the argument and the value, e.g.
  * "mpitopo_machine_from_string: desc = \"node:0\": arity 0 of level 'node' must be >= 1".
  * Empty string when no call has failed. Thread-local; valid until the next
  * mpitopo call in this thread. */
-const char *mpitopo_last_error(void);
+MPITOPO_API const char *mpitopo_last_error(void);
 
 /* Allocation hook: every allocation of the library goes through these four
  * functions, so tests can inject failures. Passing NULL restores the C
@@ -60,16 +62,16 @@ typedef struct mpitopo_allocator {
     void *(*realloc_fn)(void *ptr, size_t size);
     void (*free_fn)(void *ptr);
 } mpitopo_allocator_t;
-int mpitopo_set_allocator(const mpitopo_allocator_t *allocator);
+MPITOPO_API int mpitopo_set_allocator(const mpitopo_allocator_t *allocator);
 /* Release memory the library allocated for the caller (the arrays of
  * mpitopo_pattern_adjacent, say) through the allocator above. NULL is
  * ignored. */
-void mpitopo_free(void *ptr);
+MPITOPO_API void mpitopo_free(void *ptr);
 
 /* Version of the library actually linked (the macros in <mpitopo/version.h>
  * give the version compiled against). Any out-pointer may be NULL. Returns
  * the version string, e.g. "0.1.0". */
-const char *mpitopo_get_version(int *major, int *minor, int *patch);
+MPITOPO_API const char *mpitopo_get_version(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #error Please include <mpitopo.h> instead of <mpitopo/machine.h>
 #endif
 
+#include <mpitopo/export.h>
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -58,7 +60,7 @@ typedef struct mpitopo_machine mpitopo_machine_t;
  * MPITOPO_ERR_NOMEM. On any error *machine is set to NULL (this holds for
  * every constructor below).
  */
-int mpitopo_machine_from_string(const char *desc, mpitopo_machine_t **machine);
+MPITOPO_API int mpitopo_machine_from_string(const char *desc, mpitopo_machine_t **machine);
 
 /*
  * Build an irregular machine from explicit leaf paths: entry i has labels
@@ -80,9 +82,9 @@ int mpitopo_machine_from_string(const char *desc, mpitopo_machine_t **machine);
  * MPITOPO_MAX_LEVELS), MPITOPO_ERR_NOMEM. leaf_of_entry is written only on
  * success.
  */
-int mpitopo_machine_from_paths(int nlevels, const char *const *names, const double *costs,
-                               int nentries, const int *paths, mpitopo_machine_t **machine,
-                               int *leaf_of_entry);
+MPITOPO_API int mpitopo_machine_from_paths(int nlevels, const char *const *names,
+                                           const double *costs, int nentries, const int *paths,
+                                           mpitopo_machine_t **machine, int *leaf_of_entry);
 
 /*
  * Build a machine whose levels above (and including) the compute node come
@@ -105,46 +107,50 @@ int mpitopo_machine_from_paths(int nlevels, const char *const *names, const doub
  * or "core", MPITOPO_ERR_RANGE when the levels or leaves exceed the limits,
  * and MPITOPO_ERR_HWLOC when hwloc cannot load `source`.
  */
-int mpitopo_machine_from_hwloc(const char *above, const char *source,
-                               mpitopo_machine_t **machine);
+MPITOPO_API int mpitopo_machine_from_hwloc(const char *above, const char *source,
+                                           mpitopo_machine_t **machine);
 
 /* Release a machine; accepts NULL and *machine == NULL; sets *machine to NULL. */
-void mpitopo_machine_destroy(mpitopo_machine_t **machine);
+MPITOPO_API void mpitopo_machine_destroy(mpitopo_machine_t **machine);
 
 /* Replace the level costs (ncosts == nlevels finite, non-negative values);
  * MPITOPO_ERR_ARG otherwise, leaving the costs unchanged. */
-int mpitopo_machine_set_costs(mpitopo_machine_t *machine, int ncosts, const double *costs);
+MPITOPO_API int mpitopo_machine_set_costs(mpitopo_machine_t *machine, int ncosts,
+                                          const double *costs);
 
 /* Queries. Each returns MPITOPO_SUCCESS, MPITOPO_ERR_ARG (NULL machine or
  * NULL out pointer; only level() accepts NULL out pointers) or
  * MPITOPO_ERR_RANGE (a level, unit or leaf index out of range). */
-int mpitopo_machine_nleaves(const mpitopo_machine_t *machine, int *nleaves);
-int mpitopo_machine_nlevels(const mpitopo_machine_t *machine, int *nlevels);
+MPITOPO_API int mpitopo_machine_nleaves(const mpitopo_machine_t *machine, int *nleaves);
+MPITOPO_API int mpitopo_machine_nlevels(const mpitopo_machine_t *machine, int *nlevels);
 /* The level named "node", or -1 when the machine has none (then every leaf
  * is on one node). */
-int mpitopo_machine_node_level(const mpitopo_machine_t *machine, int *level);
+MPITOPO_API int mpitopo_machine_node_level(const mpitopo_machine_t *machine, int *level);
 /* Name (owned by the machine), cost, number of units, and the smallest and
  * largest arity (children per unit of the level above; for level 0 the
  * number of its units) of a level. Time O(units of the level above). */
-int mpitopo_machine_level(const mpitopo_machine_t *machine, int level, const char **name,
-                          double *cost, int *nunits, int *min_arity, int *max_arity);
+MPITOPO_API int mpitopo_machine_level(const mpitopo_machine_t *machine, int level,
+                                      const char **name, double *cost, int *nunits, int *min_arity,
+                                      int *max_arity);
 /* Index (0..nunits-1, in leaf order) of the unit of `level` holding `leaf`. */
-int mpitopo_machine_unit_of(const mpitopo_machine_t *machine, int level, int leaf, int *unit);
+MPITOPO_API int mpitopo_machine_unit_of(const mpitopo_machine_t *machine, int level, int leaf,
+                                        int *unit);
 /* Leaves of unit `unit` of `level`: first leaf and count (contiguous). */
-int mpitopo_machine_unit_leaves(const mpitopo_machine_t *machine, int level, int unit,
-                                int *first, int *count);
+MPITOPO_API int mpitopo_machine_unit_leaves(const mpitopo_machine_t *machine, int level, int unit,
+                                            int *first, int *count);
 /* The level at which the paths of leaves a and b part (see above); nlevels
  * when a == b. */
-int mpitopo_machine_meet_level(const mpitopo_machine_t *machine, int a, int b, int *level);
+MPITOPO_API int mpitopo_machine_meet_level(const mpitopo_machine_t *machine, int a, int b,
+                                           int *level);
 /* Cost between leaves a and b: cost[meet level], 0 when a == b. */
-int mpitopo_machine_cost(const mpitopo_machine_t *machine, int a, int b, double *cost);
+MPITOPO_API int mpitopo_machine_cost(const mpitopo_machine_t *machine, int a, int b, double *cost);
 /* One-line description: the synthetic string when the machine is regular
  * (mpitopo_machine_from_string of it rebuilds the same machine), otherwise
  * level names with arity ranges, e.g. "node:4 core:[3..4] (15 leaves)".
  * Every level carries "@cost" when the costs differ from the defaults.
  * buf must not be NULL. Truncates to size-1 characters; returns
  * MPITOPO_ERR_RANGE if truncated (size 0: nothing written). */
-int mpitopo_machine_describe(const mpitopo_machine_t *machine, char *buf, size_t size);
+MPITOPO_API int mpitopo_machine_describe(const mpitopo_machine_t *machine, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

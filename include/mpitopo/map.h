@@ -4,6 +4,8 @@
 #error Please include <mpitopo.h> instead of <mpitopo/map.h>
 #endif
 
+#include <mpitopo/export.h>
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -35,10 +37,10 @@ typedef struct mpitopo_mapper {
 } mpitopo_mapper_t;
 
 /* The registered mappers, in registration order. */
-int mpitopo_mapper_count(void);
-const mpitopo_mapper_t *mpitopo_mapper_at(int index);
+MPITOPO_API int mpitopo_mapper_count(void);
+MPITOPO_API const mpitopo_mapper_t *mpitopo_mapper_at(int index);
 /* Look a mapper up by name; MPITOPO_ERR_NOT_FOUND lists the known names. */
-int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **mapper);
+MPITOPO_API int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **mapper);
 
 /*
  * Run the mapper given by `spec` ("name" or "name:args"), then check that the
@@ -47,13 +49,14 @@ int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **mapper);
  * lower the weighted cost; *kept_launch (may be NULL) tells whether it was.
  * Requires nprocs <= nleaves.
  */
-int mpitopo_map(const char *spec, const mpitopo_machine_t *machine,
-                const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
-                int *leaf_of_proc, int *kept_launch);
+MPITOPO_API int mpitopo_map(const char *spec, const mpitopo_machine_t *machine,
+                            const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                            int *leaf_of_proc, int *kept_launch);
 
 /* Check that leaf_of_proc places nprocs processes on distinct leaves of
  * machine; the error message names the first offending process. */
-int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs, const int *leaf_of_proc);
+MPITOPO_API int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs,
+                                      const int *leaf_of_proc);
 
 /*
  * Launch placements, as a resource manager would place ranks:
@@ -66,8 +69,8 @@ int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs, const in
  * These are also registered as the mappers "block", "rr" and "random";
  * the mapper "identity" keeps options->launch.
  */
-int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *spec,
-                      int *leaf_of_proc);
+MPITOPO_API int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *spec,
+                                  int *leaf_of_proc);
 /* Errors of the functions above: MPITOPO_ERR_ARG (NULL pointers, nprocs
  * outside [0, nleaves], an invalid launch or weight in options, an argument
  * given to a mapper that takes none), MPITOPO_ERR_PARSE (a placement spec
@@ -88,7 +91,7 @@ int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *
  * divide nprocs (or every entry is fixed and the product differs). On
  * error dims is unchanged.
  */
-int mpitopo_dims_create(int nprocs, int ndims, int *dims);
+MPITOPO_API int mpitopo_dims_create(int nprocs, int ndims, int *dims);
 
 /*
  * Node-aware dimensions: like mpitopo_dims_create, but for nprocs processes
@@ -108,8 +111,8 @@ int mpitopo_dims_create(int nprocs, int ndims, int *dims);
  * Errors: those of mpitopo_dims_create; MPITOPO_ERR_ARG for
  * procs_per_node < 1; MPITOPO_ERR_NOMEM (one work area of about 60 KB).
  */
-int mpitopo_dims_create_nodes(int nprocs, int procs_per_node, int ndims, int *dims,
-                              const int *periods, int *node_box);
+MPITOPO_API int mpitopo_dims_create_nodes(int nprocs, int procs_per_node, int ndims, int *dims,
+                                          const int *periods, int *node_box);
 
 #ifdef __cplusplus
 }

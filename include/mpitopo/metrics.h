@@ -4,6 +4,8 @@
 #error Please include <mpitopo.h> instead of <mpitopo/metrics.h>
 #endif
 
+#include <mpitopo/export.h>
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -78,9 +80,9 @@ typedef struct mpitopo_metrics {
  * of `pattern` on `machine` under `weight`. Time O(nprocs * nlevels + edges),
  * memory O(nprocs + nunits).
  */
-int mpitopo_metrics_compute(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                            const int *leaf_of_proc, mpitopo_weight_t weight,
-                            mpitopo_metrics_t *metrics);
+MPITOPO_API int mpitopo_metrics_compute(const mpitopo_machine_t *machine,
+                                        const mpitopo_pattern_t *pattern, const int *leaf_of_proc,
+                                        mpitopo_weight_t weight, mpitopo_metrics_t *metrics);
 
 /* Errors of both: MPITOPO_ERR_ARG (NULL pointers, an unknown weight, more
  * processes than leaves, or leaf_of_proc placing two processes on one leaf;
@@ -88,8 +90,9 @@ int mpitopo_metrics_compute(const mpitopo_machine_t *machine, const mpitopo_patt
  * out of range), MPITOPO_ERR_NOMEM. */
 
 /* Only the weighted cost (what the never-worse guard compares). */
-int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                         const int *leaf_of_proc, mpitopo_weight_t weight, double *cost);
+MPITOPO_API int mpitopo_metrics_cost(const mpitopo_machine_t *machine,
+                                     const mpitopo_pattern_t *pattern, const int *leaf_of_proc,
+                                     mpitopo_weight_t weight, double *cost);
 
 /*
  * Best box tiling of a Cartesian pattern when every compute node holds
@@ -108,8 +111,8 @@ int mpitopo_metrics_cost(const mpitopo_machine_t *machine, const mpitopo_pattern
  * mpitopo_pattern_cart, procs_per_node < 1, an unknown weight),
  * MPITOPO_ERR_NOMEM.
  */
-int mpitopo_cart_box_bound(const mpitopo_pattern_t *cart_pattern, int procs_per_node,
-                           mpitopo_weight_t weight, mpitopo_box_bound_t *bound);
+MPITOPO_API int mpitopo_cart_box_bound(const mpitopo_pattern_t *cart_pattern, int procs_per_node,
+                                       mpitopo_weight_t weight, mpitopo_box_bound_t *bound);
 
 /*
  * True lower bound on the traffic crossing the node level when the
@@ -126,8 +129,9 @@ int mpitopo_cart_box_bound(const mpitopo_pattern_t *cart_pattern, int procs_per_
  * Errors: MPITOPO_ERR_ARG (NULL pointers, a pattern not made by
  * mpitopo_pattern_cart, an unknown weight, more processes than leaves).
  */
-int mpitopo_cart_node_bound(const mpitopo_machine_t *machine, const mpitopo_pattern_t *cart_pattern,
-                            mpitopo_weight_t weight, mpitopo_node_bound_t *bound);
+MPITOPO_API int mpitopo_cart_node_bound(const mpitopo_machine_t *machine,
+                                        const mpitopo_pattern_t *cart_pattern,
+                                        mpitopo_weight_t weight, mpitopo_node_bound_t *bound);
 
 #ifdef __cplusplus
 }

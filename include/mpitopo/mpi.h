@@ -4,6 +4,8 @@
 #error Please include <mpitopo.h> instead of <mpitopo/mpi.h>
 #endif
 
+#include <mpitopo/export.h>
+
 #include <mpi.h>
 
 #ifdef __cplusplus
@@ -43,7 +45,7 @@ typedef struct mpitopo_nodeinfo {
  * mpitopo_emulation) makes every process of comm return the error, whose
  * message names the variable and its value. MPI error codes pass through.
  */
-int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info);
+MPITOPO_API int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info);
 
 /*
  * The machine the processes of comm run on, with one leaf per process:
@@ -73,7 +75,7 @@ int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info);
  * processes disagree on the levels (different environments); every process
  * of comm returns the error.
  */
-int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank);
+MPITOPO_API int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank);
 
 /*
  * Emulation, read once from the environment (once per MPI session: the
@@ -96,8 +98,8 @@ int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_o
  * the error of the parser or placement (MPITOPO_ERR_PARSE, _ARG, _RANGE)
  * with a message naming the variable and its value, on every call.
  */
-int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **machine,
-                      int *leaf);
+MPITOPO_API int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **machine,
+                                  int *leaf);
 
 
 /*
@@ -133,8 +135,8 @@ int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **
  * arguments that differ between processes (when checked); errors of
  * mpitopo_comm_machine; MPI error codes pass through.
  */
-int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
-                        MPI_Comm *newcomm);
+MPITOPO_API int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                                    int reorder, MPI_Comm *newcomm);
 
 /*
  * mpitopo_cart_create with the communication described. stencil (NULL or
@@ -149,8 +151,9 @@ int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int pe
  * Unknown info keys are ignored, as MPI does. Errors: as above, plus
  * MPITOPO_ERR_PARSE for a bad stencil or info value (message names it).
  */
-int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
-                          const char *stencil, MPI_Info info, MPI_Comm *newcomm);
+MPITOPO_API int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[],
+                                      const int periods[], int reorder, const char *stencil,
+                                      MPI_Info info, MPI_Comm *newcomm);
 
 /*
  * MPI_Cart_map done right: *newrank receives the rank the calling process
@@ -159,7 +162,8 @@ int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[], const int 
  * comm on the first call (machine discovery), local afterwards. Errors: as
  * mpitopo_cart_create, except that a topology on comm is allowed.
  */
-int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+MPITOPO_API int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                                 int *newrank);
 
 /*
  * mpitopo_dims_create_nodes for the processes of comm: nprocs is the size
@@ -168,7 +172,7 @@ int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int perio
  * the first call, local afterwards. Errors: those of mpitopo_dims_create
  * and mpitopo_comm_nodeinfo.
  */
-int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
+MPITOPO_API int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
 
 
 /*
@@ -232,32 +236,34 @@ int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
  * checked); MPITOPO_ERR_PARSE for a bad info value; errors of
  * mpitopo_comm_machine; MPI error codes pass through.
  */
-int mpitopo_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
-                                       const int sourceweights[], int outdegree,
-                                       const int destinations[], const int destweights[],
-                                       MPI_Info info, int reorder, MPI_Comm *newcomm);
+MPITOPO_API int mpitopo_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                                   const int sourceweights[], int outdegree,
+                                                   const int destinations[],
+                                                   const int destweights[], MPI_Info info,
+                                                   int reorder, MPI_Comm *newcomm);
 
 /* MPI_Dist_graph_create: a process gives n source ranks sources[k], each
  * with degrees[k] destinations (destinations and weights listed one source
  * after the other). The edges are gathered and mapped as above; the order
  * of neighbours in the result is MPI's, which the standard leaves open. */
-int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
-                              const int destinations[], const int weights[], MPI_Info info,
-                              int reorder, MPI_Comm *newcomm);
+MPITOPO_API int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int sources[],
+                                          const int degrees[], const int destinations[],
+                                          const int weights[], MPI_Info info, int reorder,
+                                          MPI_Comm *newcomm);
 
 /* MPI_Graph_create: nnodes <= size ranks (the other processes get
  * MPI_COMM_NULL; with reorder they are chosen so that whole nodes stay in
  * when that is cheaper), index/edges as in MPI, the same on every process.
  * Edges are unweighted: each counts 1, duplicates add up. */
-int mpitopo_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                         int reorder, MPI_Comm *newcomm);
+MPITOPO_API int mpitopo_graph_create(MPI_Comm comm, int nnodes, const int index[],
+                                     const int edges[], int reorder, MPI_Comm *newcomm);
 
 /* MPI_Graph_map done right: *newrank receives the rank the calling process
  * gets in the graph of mpitopo_graph_create (reorder = 1), or MPI_UNDEFINED.
  * Collective over comm on the first call (machine discovery), local after;
  * comm may carry a topology. */
-int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                      int *newrank);
+MPITOPO_API int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                                  int *newrank);
 
 /*
  * The reordering alone, for programs that keep their own neighbour lists
@@ -269,10 +275,10 @@ int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], const int ed
  * comm. Collective over comm; arguments, weights, info and errors as
  * mpitopo_dist_graph_create_adjacent.
  */
-int mpitopo_dist_graph_reorder(MPI_Comm comm, int indegree, const int sources[],
-                               const int sourceweights[], int outdegree, const int destinations[],
-                               const int destweights[], MPI_Info info, int reorder,
-                               MPI_Comm *reordered);
+MPITOPO_API int mpitopo_dist_graph_reorder(MPI_Comm comm, int indegree, const int sources[],
+                                           const int sourceweights[], int outdegree,
+                                           const int destinations[], const int destweights[],
+                                           MPI_Info info, int reorder, MPI_Comm *reordered);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #error Please include <mpitopo.h> instead of <mpitopo/pattern.h>
 #endif
 
+#include <mpitopo/export.h>
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,8 +35,8 @@ typedef enum mpitopo_weight {
 
 /* Parse "bytes", "messages" or "unit"; MPITOPO_ERR_NOT_FOUND otherwise.
  * mpitopo_weight_name gives the name back ("unknown" for other values). */
-int mpitopo_weight_from_string(const char *s, mpitopo_weight_t *weight);
-const char *mpitopo_weight_name(mpitopo_weight_t weight);
+MPITOPO_API int mpitopo_weight_from_string(const char *s, mpitopo_weight_t *weight);
+MPITOPO_API const char *mpitopo_weight_name(mpitopo_weight_t weight);
 
 typedef enum mpitopo_stencil_kind {
     MPITOPO_STENCIL_STAR = 0,   /* +-k along each axis, k = 1..radius: 2*radius*ndims offsets */
@@ -67,9 +69,9 @@ typedef struct mpitopo_stencil {
  * Errors: MPITOPO_ERR_ARG (nprocs < 1, nedges < 0, NULL arrays, a weight
  * negative or not finite), MPITOPO_ERR_RANGE (an id outside [0, nprocs), a
  * merged weight overflowing), MPITOPO_ERR_NOMEM. */
-int mpitopo_pattern_create(int nprocs, int64_t nedges, const int *src, const int *dst,
-                           const double *bytes, const double *msgs,
-                           mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_create(int nprocs, int64_t nedges, const int *src, const int *dst,
+                                       const double *bytes, const double *msgs,
+                                       mpitopo_pattern_t **pattern);
 
 /* Cartesian grid: processes numbered row-major (last dimension fastest, as
  * MPI_Cart_create does). periods NULL means all periodic (any non-zero
@@ -83,25 +85,25 @@ int mpitopo_pattern_create(int nprocs, int64_t nedges, const int *src, const int
  * offsets must not be all zero. Time O(nprocs * offsets).
  * Errors: MPITOPO_ERR_ARG, MPITOPO_ERR_RANGE (more than 2^31-1 processes or
  * stencil offsets, bytes overflowing), MPITOPO_ERR_NOMEM. */
-int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
-                         const mpitopo_stencil_t *stencil, mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
+                                     const mpitopo_stencil_t *stencil, mpitopo_pattern_t **pattern);
 
 /* Erdos-Renyi: every ordered pair (i, j), i != j, is an edge with
  * probability density (in [0, 1]), independently; one message of one byte
  * each. Time O(nprocs + edges). Deterministic for a given seed on every
  * platform (the gaps between edges go through log(); a C library whose log
  * differs in the last bit could, very rarely, shift one edge). */
-int mpitopo_pattern_random(int nprocs, double density, uint64_t seed,
-                           mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_random(int nprocs, double density, uint64_t seed,
+                                       mpitopo_pattern_t **pattern);
 
 /* Rings of ring_size consecutive processes (the last ring may be shorter):
  * each process sends one message of one byte to the next one in its ring.
  * A ring of 2 gives both directions, a ring of 1 no edge. nprocs and
  * ring_size >= 1. */
-int mpitopo_pattern_rings(int nprocs, int ring_size, mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_rings(int nprocs, int ring_size, mpitopo_pattern_t **pattern);
 
 /* Every ordered pair (i, j), i != j: one message of one byte. */
-int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern);
 
 /*
  * From a description:
@@ -116,7 +118,7 @@ int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern);
  * kinds), MPITOPO_ERR_RANGE (too many processes or offsets, overflowing
  * bytes), MPITOPO_ERR_NOMEM, MPITOPO_ERR_ARG (NULL pointers).
  */
-int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern);
 
 /*
  * Pattern files (text, UTF-8/ASCII):
@@ -133,26 +135,27 @@ int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern);
  * "pattern.txt:12: DST = 70 out of range [0, 64)". mpitopo_pattern_read
  * also fails with MPITOPO_ERR_IO (naming the path and the system's reason).
  */
-int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **pattern);
 /* The same format from memory (len bytes, need not be NUL-terminated);
  * `name` is used in error messages. */
-int mpitopo_pattern_parse(const char *text, size_t len, const char *name,
-                          mpitopo_pattern_t **pattern);
+MPITOPO_API int mpitopo_pattern_parse(const char *text, size_t len, const char *name,
+                                      mpitopo_pattern_t **pattern);
 /* Write in the format above; weights are printed exactly (%.17g), so
  * reading the file back gives the same pattern bit for bit. The stream is
  * flushed, not closed. MPITOPO_ERR_IO when writing fails. */
-int mpitopo_pattern_write(const mpitopo_pattern_t *pattern, const char *path);
-int mpitopo_pattern_write_stream(const mpitopo_pattern_t *pattern, FILE *stream);
+MPITOPO_API int mpitopo_pattern_write(const mpitopo_pattern_t *pattern, const char *path);
+MPITOPO_API int mpitopo_pattern_write_stream(const mpitopo_pattern_t *pattern, FILE *stream);
 
-void mpitopo_pattern_destroy(mpitopo_pattern_t **pattern);
+MPITOPO_API void mpitopo_pattern_destroy(mpitopo_pattern_t **pattern);
 
-int mpitopo_pattern_nprocs(const mpitopo_pattern_t *pattern, int *nprocs);
-int mpitopo_pattern_nedges(const mpitopo_pattern_t *pattern, int64_t *nedges);
+MPITOPO_API int mpitopo_pattern_nprocs(const mpitopo_pattern_t *pattern, int *nprocs);
+MPITOPO_API int mpitopo_pattern_nedges(const mpitopo_pattern_t *pattern, int64_t *nedges);
 /* Out-edges of `proc`: pointers into the pattern, valid while it lives. Any
  * out-pointer but degree may be NULL. MPITOPO_ERR_RANGE if proc is not in
  * [0, nprocs). */
-int mpitopo_pattern_out_edges(const mpitopo_pattern_t *pattern, int proc, int *degree,
-                              const int **dst, const double **bytes, const double **msgs);
+MPITOPO_API int mpitopo_pattern_out_edges(const mpitopo_pattern_t *pattern, int proc, int *degree,
+                                          const int **dst, const double **bytes,
+                                          const double **msgs);
 /* Weight of an edge under `weight`. */
 static inline double mpitopo_edge_weight(mpitopo_weight_t weight, double bytes, double msgs)
 {
@@ -161,8 +164,8 @@ static inline double mpitopo_edge_weight(mpitopo_weight_t weight, double bytes, 
 /* Grid of a Cartesian pattern. *is_cart = 0 (and *ndims = 0) for other
  * patterns. dims and periods (MPITOPO_MAX_DIMS entries each, may be NULL)
  * receive the grid, periods as 0 or 1. Any out-pointer may be NULL. */
-int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart, int *ndims,
-                              int *dims, int *periods);
+MPITOPO_API int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart,
+                                          int *ndims, int *dims, int *periods);
 
 /*
  * The arguments of MPI_Dist_graph_create_adjacent for process `proc` of a
@@ -177,9 +180,10 @@ int mpitopo_pattern_cart_info(const mpitopo_pattern_t *pattern, int *is_cart, in
  * O(degree). Errors: MPITOPO_ERR_ARG (NULL pointers, bad weight),
  * MPITOPO_ERR_RANGE (proc out of [0, nprocs)), MPITOPO_ERR_NOMEM.
  */
-int mpitopo_pattern_adjacent(const mpitopo_pattern_t *pattern, int proc, mpitopo_weight_t weight,
-                             int *indegree, int **sources, int **sourceweights, int *outdegree,
-                             int **destinations, int **destweights);
+MPITOPO_API int mpitopo_pattern_adjacent(const mpitopo_pattern_t *pattern, int proc,
+                                         mpitopo_weight_t weight, int *indegree, int **sources,
+                                         int **sourceweights, int *outdegree, int **destinations,
+                                         int **destweights);
 
 #ifdef __cplusplus
 }
