@@ -3,102 +3,185 @@
 #include <mpitopo.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_MAPPERS 32
+#define MAX_COLUMNS 64
 
+/* The help texts follow help2man's conventions (the man pages are made from
+ * them): a "Usage:" line, a description, "Options:" with options indented by
+ * two blanks and descriptions from column 24. */
 static const char *main_help =
-    "usage: mpitopo <command> [options]\n"
+    "Usage: mpitopo COMMAND [OPTION]...\n"
+    "  or:  mpitopo help [COMMAND]\n"
+    "  or:  mpitopo --version\n"
     "\n"
     "Evaluate how MPI processes are placed on a machine and how much of their\n"
-    "communication crosses each level of it (nodes, sockets, switches).\n"
+    "communication crosses each level of it (nodes, sockets, switches), and write\n"
+    "better rank placements for launchers.\n"
     "\n"
-    "commands:\n"
-    "  eval      print the metrics of one or more mappers side by side\n"
-    "  map       map a (traced) pattern and write a rank placement for a launcher\n"
-    "  mappers   list the available mappers\n"
-    "  dims      Cartesian dimensions for N processes, balanced or node-aware\n"
-    "  version   print the version of mpitopo\n"
-    "  help [COMMAND]   this text, or the help of COMMAND\n"
+    "Commands:\n"
+    "  eval                  print the metrics of mappers and of placement files\n"
+    "                        side by side\n"
+    "  map                   map a (traced) pattern and write a rank placement for\n"
+    "                        a launcher\n"
+    "  mappers               list the available mappers\n"
+    "  dims                  Cartesian dimensions for N processes, balanced or\n"
+    "                        node-aware\n"
+    "  version               print the version and the optional mappers\n"
+    "  help [COMMAND]        this text, or the help of COMMAND\n"
     "\n"
-    "Run 'mpitopo COMMAND --help' for the options of a command.\n";
+    "Options:\n"
+    "  -h, --help            print this help and exit\n"
+    "  -V, --version         print the version and the optional mappers, and exit\n"
+    "\n"
+    "Run 'mpitopo COMMAND --help' for the options of a command.\n"
+    "\n"
+    "Exit status:\n"
+    "  0 on success, 1 on a usage or input error (with a message on standard\n"
+    "  error)\n";
 
 static const char *eval_help =
-    "usage: mpitopo eval --machine DESC --pattern DESC|FILE [options]\n"
+    "Usage: mpitopo eval --machine DESC --pattern DESC|FILE [OPTION]...\n"
     "\n"
     "Places the processes of a communication pattern on a machine with each\n"
-    "mapper and prints, side by side: distinct communication partners per\n"
-    "process on the same node and on other nodes (min / max / avg), the\n"
-    "edges and weight crossing every machine level (total and the most\n"
-    "leaving one unit), and the weighted cost sum(weight x level cost).\n"
-    "For Cartesian patterns it also prints a true lower bound on the off-node\n"
-    "traffic of any mapping (the edge-isoperimetric bound of the grid) and how\n"
-    "far each mapper is above it, and, on full, equal nodes, the best box\n"
-    "tiling: the off-node traffic when every node holds the best box of the\n"
-    "grid (not a bound: tilings by other shapes can do better).\n"
+    "mapper, reads the placements given with --mapping, and prints side by side:\n"
+    "distinct communication partners per process on the same node and on other\n"
+    "nodes (min / max / avg), the edges and weight crossing every machine level\n"
+    "(total and the most leaving one unit), and the weighted cost\n"
+    "sum(weight x level cost). For Cartesian patterns it also prints a true lower\n"
+    "bound on the off-node traffic of any mapping (the edge-isoperimetric bound\n"
+    "of the grid) and how far each column is above it, and, on full, equal\n"
+    "nodes, the best box tiling: the off-node traffic when every node holds the\n"
+    "best box of the grid (not a bound: tilings by other shapes can do better).\n"
     "\n"
-    "options:\n"
-    "  --machine DESC     levels from the network down to cores, each NAME:ARITY\n"
-    "                     with an optional @COST, e.g. \"node:1024 core:16\" or\n"
-    "                     \"switch:4@100 node:16@40 socket:2@10 core:8@1\".\n"
-    "                     The level called \"node\" is the compute node.\n"
-    "  --node-topology SRC  take the levels inside a node from hwloc instead:\n"
-    "                     DESC then ends at \"node\"; SRC is \"this\" (this machine),\n"
-    "                     \"synthetic:package:2 core:8\" or an hwloc XML file.\n"
-    "  --pattern DESC|FILE  the communication pattern:\n"
-    "                     cart:DIMS[:open|:periods=P,..][:star=R|:moore=R|:offsets=O;O..]\n"
-    "                          [:weights=W,..][:bytes=B]\n"
-    "                          DIMS like 128x128; periodic unless :open; star radius 1\n"
-    "                          by default; ranks row-major (last dimension fastest),\n"
-    "                          as MPI_Cart_create numbers them\n"
-    "                     random:N:DENSITY:SEED   Erdos-Renyi over ordered pairs\n"
-    "                     ring:N:K               rings of K consecutive processes\n"
-    "                     complete:N             everybody to everybody\n"
-    "                     FILE                   a pattern file (mpitopo-pattern 1 N,\n"
-    "                                            then lines SRC DST BYTES MESSAGES)\n"
-    "  --placement P      how the launcher placed ranks: block (default), rr\n"
-    "                     (round-robin over nodes) or random:SEED. The \"identity\"\n"
-    "                     mapper keeps this placement: what MPI_Cart_create does today.\n"
-    "  --mapper LIST      comma-separated mappers (default: all; see 'mpitopo mappers');\n"
-    "                     a mapper may take an argument, e.g. random:7\n"
-    "  --weight W         edge weight to count and optimise: bytes (default),\n"
-    "                     messages or unit\n"
-    "  --never-worse      keep the launch placement when a mapper does not lower\n"
-    "                     the weighted cost (what the MPI layer does)\n"
-    "  --seed N           seed for randomised mappers (default 1)\n"
-    "  --json             one JSON object instead of the table\n"
-    "  -h, --help         this text\n"
+    "Options:\n"
+    "  --machine DESC        levels from the network down to cores, each\n"
+    "                        NAME:ARITY with an optional @COST, e.g.\n"
+    "                        \"node:1024 core:16\" or\n"
+    "                        \"switch:4@100 node:16@40 socket:2@10 core:8@1\"; the\n"
+    "                        level called \"node\" is the compute node (host)\n"
+    "  --node-topology SRC   take the levels inside a node from hwloc instead:\n"
+    "                        DESC then ends at \"node\"; SRC is \"this\" (this\n"
+    "                        machine), \"synthetic:package:2 core:8\" or an hwloc\n"
+    "                        XML file\n"
+    "  --pattern DESC|FILE   the communication pattern (see Patterns below)\n"
+    "  --mapper LIST         comma-separated mappers (default: all that apply;\n"
+    "                        see 'mpitopo mappers'), e.g. identity,tree,random:7;\n"
+    "                        none: only the --mapping files\n"
+    "  --mapping FILE        also measure the placement in FILE (repeatable), in a\n"
+    "                        column named after the file: a placement made\n"
+    "                        elsewhere, in any format 'mpitopo map' writes (see\n"
+    "                        Mapping files below)\n"
+    "  --mapping-format F    the format of the --mapping files: auto (default),\n"
+    "                        plain, openmpi-rankfile, mpich-hosts or\n"
+    "                        cray-rank-order\n"
+    "  --hosts H1,H2,...     the host names of the nodes in the --mapping files,\n"
+    "                        in node order (default node0, node1, ...)\n"
+    "  --placement P         how the launcher placed ranks: block (default), rr\n"
+    "                        (round-robin over nodes) or random:SEED; the\n"
+    "                        \"identity\" mapper keeps it (what MPI_Cart_create\n"
+    "                        does today); --launch is an alias\n"
+    "  --weights W           edge weight to count and optimise: bytes (default),\n"
+    "                        messages or unit; --weight is an alias\n"
+    "  --never-worse         keep the launch placement when a mapper does not\n"
+    "                        lower the weighted cost (what the MPI layer and\n"
+    "                        'mpitopo map' do)\n"
+    "  --seed N              seed for randomised mappers (default 1)\n"
+    "  --json                one JSON object instead of the table\n"
+    "  -h, --help            print this help and exit\n"
     "\n"
-    "Table 3 of Gropp (EuroMPI'18), MPI_Cart_create rows, 16 processes per node:\n"
-    "  mpitopo eval --machine \"node:1024 core:16\" --pattern cart:128x128 --mapper identity\n"
-    "    off-node partners 2 / 3 / 2.12, on-node 1 / 2 / 1.88\n"
-    "  mpitopo eval --machine \"node:1024 core:16\" --pattern cart:16x32x32 --mapper identity\n"
-    "    off-node partners 4 / 5 / 4.12, on-node 1 / 2 / 1.88\n"
-    "  (the paper's 3-D grid 32x32x16 is given here as 16x32x32: with row-major\n"
-    "  ranks, a node then holds half of a line of 32, which is what the paper's\n"
-    "  figures imply; with the 16-long dimension last a node holds a whole\n"
-    "  periodic line and the counts are 4 / 4 / 4 off-node).\n"
+    "Patterns:\n"
+    "  cart:DIMS[:open|:periods=P,..][:star=R|:moore=R|:offsets=O;O..][:weights=W,..][:bytes=B]\n"
+    "                        a Cartesian grid, DIMS like 128x128; periodic\n"
+    "                        unless :open; star radius 1 by default; ranks\n"
+    "                        row-major (last dimension fastest), as\n"
+    "                        MPI_Cart_create numbers them\n"
+    "  random:N:DENSITY:SEED  Erdos-Renyi over ordered pairs\n"
+    "  ring:N:K              rings of K consecutive processes\n"
+    "  complete:N            everybody to everybody\n"
+    "  FILE                  a pattern file (mpitopo-pattern 1 N, then lines\n"
+    "                        SRC DST BYTES MESSAGES), as the tracer writes it\n"
     "\n"
-    "exit status: 0 on success, 1 on a usage or input error (with a message).\n";
+    "Mapping files:\n"
+    "  plain                 lines \"RANK LEAF\" or \"RANK LEAF NODE\"\n"
+    "  openmpi-rankfile      lines \"rank R=HOST slot=S\", S the core index inside\n"
+    "                        the node\n"
+    "  mpich-hosts           one \"HOST\" or \"HOST:N\" (N ranks) line after the\n"
+    "                        other in rank order; the k-th rank on a host takes\n"
+    "                        the k-th leaf of its node, as mpiexec -bind-to core\n"
+    "                        binds them\n"
+    "  cray-rank-order       ranks separated by commas (ranges A-B allowed) in\n"
+    "                        slot order: the i-th is the rank on leaf i\n"
+    "\n"
+    "'#' starts a comment. The format is told from the first line unless\n"
+    "--mapping-format gives it. Every rank of the pattern must be placed once, on\n"
+    "distinct leaves of known hosts; errors name the file, the line and the\n"
+    "value.\n"
+    "\n"
+    "Exit status:\n"
+    "  0 on success, 1 on a usage or input error (with a message on standard\n"
+    "  error)\n"
+    "\n"
+    "Examples:\n"
+    "  The MPI_Cart_create rows of Table 3 of Gropp (EuroMPI'18), 16 processes\n"
+    "  per node: off-node partners 2 / 3 / 2.12 and on-node 1 / 2 / 1.88 in 2-D,\n"
+    "  4 / 5 / 4.12 and 1 / 2 / 1.88 in 3-D:\n"
+    "\n"
+    "  $ mpitopo eval --machine \"node:1024 core:16\" --pattern cart:128x128 --mapper identity\n"
+    "  $ mpitopo eval --machine \"node:1024 core:16\" --pattern cart:16x32x32 --mapper identity\n"
+    "\n"
+    "  The paper's 3-D grid 32x32x16 is given as 16x32x32: with row-major ranks a\n"
+    "  node then holds half of a line of 32, which is what the paper's figures\n"
+    "  imply; with the 16-long dimension last a node holds a whole periodic line\n"
+    "  and the counts are 4 / 4 / 4 off-node.\n"
+    "\n"
+    "  A rankfile made by another tool, beside the tree mapper:\n"
+    "\n"
+    "  $ mpitopo eval --machine \"node:8 core:8\" --pattern app.trace --mapping ranks.txt --mapper tree\n";
 
 static const char *mappers_help =
-    "usage: mpitopo mappers\n"
+    "Usage: mpitopo mappers\n"
     "\n"
     "Lists the mappers that --mapper accepts, one per line with a summary.\n";
 
-static const char *version_help = "usage: mpitopo version\n\nPrints the version of mpitopo.\n";
+static const char *version_help =
+    "Usage: mpitopo version\n"
+    "  or:  mpitopo --version\n"
+    "\n"
+    "Prints the version of mpitopo and which optional mappers (scotch, metis)\n"
+    "this build has.\n";
 
-typedef struct eval_args {
-    const char *machine, *node_topology, *pattern, *placement, *mappers;
+typedef enum map_format { FMT_AUTO = -1, FMT_PLAIN, FMT_OPENMPI, FMT_MPICH, FMT_CRAY } map_format_t;
+static const char *format_names[] = {"plain", "openmpi-rankfile", "mpich-hosts", "cray-rank-order"};
+
+/* Options that eval and map share, with one spelling each (and the other
+ * subcommand's old spelling as an alias). */
+typedef struct common_args {
+    const char *machine, *node_topology, *pattern, *placement, *hosts;
+    const char *placement_opt; /* the spelling given, for messages */
     mpitopo_weight_t weight;
     uint64_t seed;
+} common_args_t;
+
+#define COMMON_ARGS_INIT {.placement = "block", .placement_opt = "--placement", .weight = MPITOPO_WEIGHT_BYTES, .seed = 1}
+
+typedef struct eval_args {
+    common_args_t c;
+    const char *mappers;
+    const char *mappings[MAX_COLUMNS];
+    int nmappings;
+    map_format_t mapping_format;
     int json, never_worse;
 } eval_args_t;
 
 typedef struct result {
     char name[64];
+    const char *file; /* the --mapping file, NULL for a mapper */
+    map_format_t format;
     int kept_launch;
     mpitopo_metrics_t m;
 } result_t;
@@ -118,57 +201,136 @@ static int usage_error(const char *fmt, const char *arg)
     return 1;
 }
 
+/* An integer in [lo, 2^31-1] filling s[0..len); 0 on success. */
+static int parse_int(const char *s, size_t len, long long lo, long long *out)
+{
+    char buf[32], *end;
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    *out = strtoll(buf, &end, 10);
+    return *end || errno || *out < lo || *out > INT32_MAX ? -1 : 0;
+}
+
+static int parse_format(const char *opt, const char *s, int allow_auto, map_format_t *f)
+{
+    if (allow_auto && !strcmp(s, "auto")) {
+        *f = FMT_AUTO;
+        return 0;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, format_names[i])) {
+            *f = (map_format_t)i;
+            return 0;
+        }
+    fprintf(stderr, "mpitopo: %s '%s': expected %splain, openmpi-rankfile, mpich-hosts or cray-rank-order\n", opt, s,
+            allow_auto ? "auto, " : "");
+    return 1;
+}
+
+/* A launch placement as mpitopo_placement takes it: block, rr or random:SEED. */
+static int valid_placement(const char *s)
+{
+    long long seed;
+    if (!strcmp(s, "block") || !strcmp(s, "rr"))
+        return 1;
+    if (strncmp(s, "random:", 7))
+        return 0;
+    errno = 0;
+    char *end;
+    seed = strtoll(s + 7, &end, 10);
+    return s[7] >= '0' && s[7] <= '9' && !*end && errno != ERANGE && seed >= 0;
+}
+
+/* An option both subcommands take: 0 when o is one (its value taken), 1
+ * after a usage error, -1 when o is not a common option. */
+static int common_option(common_args_t *c, const char *o, const char *value)
+{
+    const char **slot = !strcmp(o, "--machine")         ? &c->machine
+                        : !strcmp(o, "--node-topology") ? &c->node_topology
+                        : !strcmp(o, "--pattern")       ? &c->pattern
+                        : !strcmp(o, "--hosts")         ? &c->hosts
+                        : !strcmp(o, "--placement") || !strcmp(o, "--launch") ? &c->placement
+                                                                              : NULL;
+    int weights = !strcmp(o, "--weights") || !strcmp(o, "--weight");
+    if (!slot && !weights && strcmp(o, "--seed"))
+        return -1;
+    if (!value)
+        return usage_error("option '%s' needs a value", o);
+    if (slot == &c->placement) {
+        c->placement_opt = o;
+        if (!valid_placement(value)) {
+            fprintf(stderr, "mpitopo: %s '%s': expected block, rr or random:SEED\n", o, value);
+            return 1;
+        }
+    }
+    if (slot) {
+        *slot = value;
+    } else if (weights) {
+        if (mpitopo_weight_from_string(value, &c->weight) != MPITOPO_SUCCESS) {
+            fprintf(stderr, "mpitopo: %s '%s': expected bytes, messages or unit\n", o, value);
+            return 1;
+        }
+    } else {
+        char *end;
+        errno = 0;
+        long long s = strtoll(value, &end, 10);
+        if (!*value || *end || s < 0 || errno == ERANGE)
+            return usage_error("--seed '%s': expected an integer in [0, 2^63-1]", value);
+        c->seed = (uint64_t)s;
+    }
+    return 0;
+}
+
+/* One option of eval at argv[*i]; 0 or 1 after a usage error. */
+static int eval_option(eval_args_t *a, int argc, char **argv, int *i)
+{
+    const char *o = argv[*i], *value = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (!strcmp(o, "--json"))
+        return a->json = 1, 0;
+    if (!strcmp(o, "--never-worse"))
+        return a->never_worse = 1, 0;
+    int rc = common_option(&a->c, o, value);
+    if (rc >= 0) {
+        ++*i;
+        return rc;
+    }
+    int mapping = !strcmp(o, "--mapping"), fmt = !strcmp(o, "--mapping-format");
+    if (!mapping && !fmt && strcmp(o, "--mapper"))
+        return usage_error("unknown option '%s'", o);
+    if (!value)
+        return usage_error("option '%s' needs a value", o);
+    ++*i;
+    if (fmt)
+        return parse_format(o, value, 1, &a->mapping_format);
+    if (!mapping) {
+        a->mappers = value;
+        return 0;
+    }
+    if (a->nmappings == MAX_COLUMNS)
+        return usage_error("--mapping '%s': too many --mapping files (at most 64)", value);
+    a->mappings[a->nmappings++] = value;
+    return 0;
+}
+
 static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
 {
-    *a = (eval_args_t){.placement = "block", .weight = MPITOPO_WEIGHT_BYTES, .seed = 1};
+    *a = (eval_args_t){.c = COMMON_ARGS_INIT, .mapping_format = FMT_AUTO};
     *done = 0;
     for (int i = 0; i < argc; i++) {
-        const char *o = argv[i];
-        const char **slot = NULL;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(eval_help, stdout);
             *done = 1;
             return 0;
-        } else if (!strcmp(o, "--json")) {
-            a->json = 1;
-            continue;
-        } else if (!strcmp(o, "--never-worse")) {
-            a->never_worse = 1;
-            continue;
         }
-        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "--machine"))
-            slot = &a->machine;
-        else if (!strcmp(o, "--node-topology"))
-            slot = &a->node_topology;
-        else if (!strcmp(o, "--pattern"))
-            slot = &a->pattern;
-        else if (!strcmp(o, "--placement"))
-            slot = &a->placement;
-        else if (!strcmp(o, "--mapper"))
-            slot = &a->mappers;
-        else if (strcmp(o, "--weight") && strcmp(o, "--seed"))
-            return usage_error("unknown option '%s'", o);
-        if (!value)
-            return usage_error("option '%s' needs a value", o);
-        i++;
-        if (slot) {
-            *slot = value;
-        } else if (!strcmp(o, "--weight")) {
-            if (mpitopo_weight_from_string(value, &a->weight) != MPITOPO_SUCCESS)
-                return usage_error("--weight '%s': expected bytes, messages or unit", value);
-        } else {
-            char *end;
-            errno = 0;
-            long long s = strtoll(value, &end, 10);
-            if (!*value || *end || s < 0 || errno == ERANGE)
-                return usage_error("--seed '%s': expected an integer in [0, 2^63-1]", value);
-            a->seed = (uint64_t)s;
-        }
+        if (eval_option(a, argc, argv, &i))
+            return 1;
     }
-    if (!a->machine)
+    if (!a->c.machine)
         return usage_error("%s", "eval needs --machine DESC");
-    if (!a->pattern)
+    if (!a->c.pattern)
         return usage_error("%s", "eval needs --pattern DESC|FILE");
     return 0;
 }
@@ -182,7 +344,7 @@ static int is_pattern_description(const char *s)
     return 0;
 }
 
-static int load_inputs(const eval_args_t *a, mpitopo_machine_t **machine, mpitopo_pattern_t **pattern)
+static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpitopo_pattern_t **pattern)
 {
     int rc;
     if (a->node_topology)
@@ -198,11 +360,18 @@ static int load_inputs(const eval_args_t *a, mpitopo_machine_t **machine, mpitop
         rc = mpitopo_pattern_read(a->pattern, pattern);
     if (rc != MPITOPO_SUCCESS)
         return fail("--pattern", rc);
+    int nprocs, nleaves;
+    mpitopo_pattern_nprocs(*pattern, &nprocs);
+    mpitopo_machine_nleaves(*machine, &nleaves);
+    if (nprocs > nleaves) {
+        fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
+        return 1;
+    }
     return 0;
 }
 
 /* Split the comma-separated mapper list (or all mappers that apply to the
- * pattern) into specs. */
+ * pattern; none for "none") into specs. */
 static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
 {
     *n = 0;
@@ -212,6 +381,8 @@ static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
                 snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
         return 0;
     }
+    if (!strcmp(list, "none"))
+        return 0;
     const char *p = list;
     if (!*p)
         return usage_error("--mapper '%s': expected a comma-separated list of mappers", list);
@@ -234,25 +405,22 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
     mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
     if (mapper_specs(a->mappers, is_cart, specs, nresults))
         return 1;
-    int nprocs, nleaves, rc;
+    if (*nresults == 0 && a->nmappings == 0)
+        return usage_error("%s", "--mapper none: nothing to measure without --mapping FILE");
+    int nprocs, rc;
     mpitopo_pattern_nprocs(pattern, &nprocs);
-    mpitopo_machine_nleaves(machine, &nleaves);
-    if (nprocs > nleaves) {
-        fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
-        return 1;
-    }
     int *launch = malloc(((size_t)nprocs + 1) * sizeof *launch);
     int *leaves = malloc(((size_t)nprocs + 1) * sizeof *leaves);
     int status = 0;
     if (!launch || !leaves) {
         fprintf(stderr, "mpitopo: out of memory\n");
         status = 1;
-    } else if ((rc = mpitopo_placement(machine, nprocs, a->placement, launch)) != MPITOPO_SUCCESS) {
-        status = fail("--placement", rc);
+    } else if ((rc = mpitopo_placement(machine, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS) {
+        status = fail(a->c.placement_opt, rc);
     }
     mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
-    opt.weight = a->weight;
-    opt.seed = a->seed;
+    opt.weight = a->c.weight;
+    opt.seed = a->c.seed;
     opt.launch = launch;
     opt.never_worse = a->never_worse;
     for (int i = 0; i < *nresults && !status; i++) {
@@ -260,12 +428,447 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
         snprintf(r->name, sizeof r->name, "%s", specs[i]);
         rc = mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
         if (rc == MPITOPO_SUCCESS)
-            rc = mpitopo_metrics_compute(machine, pattern, leaves, a->weight, &r->m);
+            rc = mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
         if (rc != MPITOPO_SUCCESS)
             status = fail(specs[i], rc);
     }
     free(launch);
     free(leaves);
+    return status;
+}
+
+/* Where a leaf is: its node (0 when the machine has no "node" level) and
+ * its index inside the node. */
+static void leaf_place(const mpitopo_machine_t *m, int node_level, int leaf, int *node, int *slot)
+{
+    int first = 0, count;
+    *node = 0;
+    if (node_level >= 0) {
+        mpitopo_machine_unit_of(m, node_level, leaf, node);
+        mpitopo_machine_unit_leaves(m, node_level, *node, &first, &count);
+    }
+    *slot = leaf - first;
+}
+
+/* The first leaf of a node and how many it has (one node holding every leaf
+ * when the machine has no "node" level). */
+static void node_leaves(const mpitopo_machine_t *m, int node_level, int node, int *first, int *count)
+{
+    if (node_level >= 0) {
+        mpitopo_machine_unit_leaves(m, node_level, node, first, count);
+    } else {
+        *first = 0;
+        mpitopo_machine_nleaves(m, count);
+    }
+}
+
+static int machine_nnodes(const mpitopo_machine_t *m)
+{
+    int node_level, nnodes = 1;
+    mpitopo_machine_node_level(m, &node_level);
+    if (node_level >= 0)
+        mpitopo_machine_level(m, node_level, NULL, NULL, &nnodes, NULL, NULL);
+    return nnodes;
+}
+
+/* Host names: --hosts split at commas (pointers into a copy), or NULL for
+ * the default node<i>. */
+static char **host_names(const char *list, int nnodes, char **copy)
+{
+    *copy = NULL;
+    if (!list)
+        return NULL;
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    char **names = malloc((size_t)n * sizeof *names);
+    *copy = malloc(strlen(list) + 1);
+    if (!names || !*copy) {
+        free(names);
+        free(*copy);
+        *copy = NULL;
+        fprintf(stderr, "mpitopo: out of memory\n");
+        return NULL;
+    }
+    strcpy(*copy, list);
+    n = 0;
+    for (char *tok = *copy, *end; tok; tok = end) {
+        end = strchr(tok, ',');
+        if (end)
+            *end++ = '\0';
+        names[n++] = tok;
+    }
+    for (int i = 0; i < n; i++)
+        if (!names[i][0] || strpbrk(names[i], " \t=:")) {
+            fprintf(stderr, "mpitopo: --hosts '%s': host %d is empty or contains a blank, '=' or ':'\n",
+                    list, i);
+            goto bad;
+        }
+    if (n < nnodes) {
+        fprintf(stderr, "mpitopo: --hosts '%s': %d host names for %d nodes\n", list, n, nnodes);
+        goto bad;
+    }
+    return names;
+bad:
+    free(names);
+    free(*copy);
+    *copy = NULL;
+    return NULL;
+}
+
+static void host_name(char *const *names, int node, char *buf, size_t size)
+{
+    if (names)
+        snprintf(buf, size, "%s", names[node]);
+    else
+        snprintf(buf, size, "node%d", node);
+}
+
+/*
+ * Reading a placement written elsewhere (--mapping FILE) in one of the
+ * formats 'mpitopo map' writes. Every line is checked as it comes, so an
+ * error names the file, the line and the value; at the end every rank of
+ * the pattern must have a leaf.
+ */
+typedef struct mapping_reader {
+    const char *path;
+    int line;
+    const mpitopo_machine_t *m;
+    int nprocs, nleaves, nnodes, node_level;
+    char *const *hosts;
+    int *leaves;       /* out: the leaf of each rank, -1 while unplaced */
+    int *rank_line;    /* the line that placed each rank */
+    int *rank_on_leaf; /* -1 = free */
+    int *next_in_node; /* mpich-hosts: leaves handed out per node */
+    int next;          /* mpich-hosts: the next rank; cray-rank-order: the next leaf */
+} mapping_reader_t;
+
+static int mapping_error(const mapping_reader_t *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (r->line > 0)
+        fprintf(stderr, "mpitopo: --mapping %s:%d: ", r->path, r->line);
+    else
+        fprintf(stderr, "mpitopo: --mapping %s: ", r->path);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+/* A non-negative int filling the token [s, s+len), or an error naming it. */
+static int token_int(const mapping_reader_t *r, const char *what, const char *s, size_t len, long long *v)
+{
+    if (!parse_int(s, len, 0, v))
+        return 0;
+    return mapping_error(r, "%s '%.*s': expected an integer in [0, 2^31-1]", what, (int)len, s);
+}
+
+static int place(mapping_reader_t *r, long long rank, long long leaf)
+{
+    if (rank >= r->nprocs)
+        return mapping_error(r, "rank %lld, but the pattern has %d processes (ranks 0 to %d)", rank, r->nprocs,
+                             r->nprocs - 1);
+    if (leaf >= r->nleaves)
+        return mapping_error(r, "leaf %lld, but the machine has %d leaves (0 to %d)", leaf, r->nleaves,
+                             r->nleaves - 1);
+    if (r->leaves[rank] >= 0)
+        return mapping_error(r, "rank %lld placed twice (line %d placed it already)", rank, r->rank_line[rank]);
+    int other = r->rank_on_leaf[leaf];
+    if (other >= 0)
+        return mapping_error(r, "rank %lld on leaf %lld, which rank %d holds already (line %d): not a permutation",
+                             rank, leaf, other, r->rank_line[other]);
+    r->leaves[rank] = (int)leaf;
+    r->rank_on_leaf[leaf] = (int)rank;
+    r->rank_line[rank] = r->line;
+    return 0;
+}
+
+/* The node of a host name: --hosts, or node0, node1, ... */
+static int host_node(const mapping_reader_t *r, const char *host, int *node)
+{
+    if (r->hosts) {
+        for (int i = 0; i < r->nnodes; i++)
+            if (!strcmp(r->hosts[i], host))
+                return *node = i, 0;
+        return mapping_error(r, "unknown host '%s': not among the %d names that --hosts gives the nodes", host,
+                             r->nnodes);
+    }
+    long long v;
+    char canon[32];
+    if (!strncmp(host, "node", 4) && !parse_int(host + 4, strlen(host + 4), 0, &v) && v < r->nnodes) {
+        snprintf(canon, sizeof canon, "node%lld", v);
+        if (!strcmp(canon, host))
+            return *node = (int)v, 0;
+    }
+    return mapping_error(r, "unknown host '%s': the machine's nodes are node0 to node%d (name them with --hosts)",
+                         host, r->nnodes - 1);
+}
+
+/* plain: "RANK LEAF" or "RANK LEAF NODE". */
+static int line_plain(mapping_reader_t *r, char *s)
+{
+    const char *what[] = {"rank", "leaf", "node"};
+    long long v[3];
+    int n = 0;
+    for (char *p = s + strspn(s, " \t"); *p; p += strspn(p, " \t"), n++) {
+        size_t len = strcspn(p, " \t");
+        if (n == 3)
+            return mapping_error(r, "'%s': expected \"RANK LEAF\" or \"RANK LEAF NODE\" (plain format)", s);
+        if (token_int(r, what[n], p, len, &v[n]))
+            return 1;
+        p += len;
+    }
+    if (n < 2)
+        return mapping_error(r, "'%s': expected \"RANK LEAF\" or \"RANK LEAF NODE\" (plain format)", s);
+    if (n == 3 && v[1] < r->nleaves) {
+        int node, slot;
+        leaf_place(r->m, r->node_level, (int)v[1], &node, &slot);
+        if (node != v[2])
+            return mapping_error(r, "leaf %lld is on node %d, not on node %lld", v[1], node, v[2]);
+    }
+    return place(r, v[0], v[1]);
+}
+
+/* openmpi-rankfile: "rank R=HOST slot=S", S the core index in the node. */
+static int line_openmpi(mapping_reader_t *r, char *s)
+{
+    static const char *expected = "expected \"rank R=HOST slot=S\" (openmpi-rankfile format)";
+    char *p = s + 4, *eq = strchr(s, '=');
+    if (strncmp(s, "rank", 4) || (*p != ' ' && *p != '\t') || !eq)
+        return mapping_error(r, "'%s': %s", s, expected);
+    p += strspn(p, " \t");
+    long long rank, slot;
+    if (token_int(r, "rank", p, strcspn(p, " \t="), &rank))
+        return 1;
+    char *host = eq + 1, *after = host + strcspn(host, " \t");
+    char *slot_s = after + strspn(after, " \t");
+    if (after == host || strncmp(slot_s, "slot=", 5))
+        return mapping_error(r, "'%s': %s", s, expected);
+    *after = '\0';
+    slot_s += 5;
+    size_t len = strcspn(slot_s, " \t");
+    if (slot_s[len + strspn(slot_s + len, " \t")])
+        return mapping_error(r, "'%s': %s", s, expected);
+    if (parse_int(slot_s, len, 0, &slot))
+        return mapping_error(r, "slot '%.*s': expected one core index inside the node, as 'mpitopo map' writes",
+                             (int)len, slot_s);
+    int node, first, count;
+    if (host_node(r, host, &node))
+        return 1;
+    node_leaves(r->m, r->node_level, node, &first, &count);
+    if (slot >= count)
+        return mapping_error(r, "slot %lld, but host %s has %d leaves (slots 0 to %d)", slot, host, count,
+                             count - 1);
+    return place(r, rank, first + slot);
+}
+
+/* mpich-hosts: "HOST" or "HOST:N", N ranks on HOST, in rank order. */
+static int line_mpich(mapping_reader_t *r, char *s)
+{
+    if (strpbrk(s, " \t"))
+        return mapping_error(r, "'%s': expected \"HOST\" or \"HOST:N\" (mpich-hosts format)", s);
+    char *colon = strrchr(s, ':');
+    long long n = 1;
+    if (colon) {
+        *colon = '\0';
+        if (parse_int(colon + 1, strlen(colon + 1), 1, &n))
+            return mapping_error(r, "'%s:%s': expected a number of ranks >= 1 after ':'", s, colon + 1);
+    }
+    int node, first, count;
+    if (host_node(r, s, &node))
+        return 1;
+    node_leaves(r->m, r->node_level, node, &first, &count);
+    for (long long k = 0; k < n; k++) {
+        if (r->next >= r->nprocs)
+            return mapping_error(r, "more ranks than the pattern's %d processes", r->nprocs);
+        if (r->next_in_node[node] == count)
+            return mapping_error(r, "host %s gets more ranks than its %d leaves", s, count);
+        if (place(r, r->next++, first + r->next_in_node[node]++))
+            return 1;
+    }
+    return 0;
+}
+
+/* One entry of a cray-rank-order list: a rank or a range A-B, on the next
+ * leaves (slots). */
+static int cray_entry(mapping_reader_t *r, const char *tok, size_t len)
+{
+    const char *dash = memchr(tok, '-', len);
+    size_t lo_len = dash ? (size_t)(dash - tok) : len;
+    long long lo, hi;
+    if (parse_int(tok, lo_len, 0, &lo) || (dash && parse_int(dash + 1, len - lo_len - 1, 0, &hi)))
+        return mapping_error(r, "'%.*s': expected a rank or a range A-B of ranks", (int)len, tok);
+    if (!dash)
+        hi = lo;
+    if (hi < lo)
+        return mapping_error(r, "range '%.*s': the first rank is above the last", (int)len, tok);
+    for (long long rank = lo; rank <= hi; rank++) {
+        if (r->next >= r->nleaves)
+            return mapping_error(r, "more ranks than the machine's %d leaves (slots)", r->nleaves);
+        if (place(r, rank, r->next++))
+            return 1;
+    }
+    return 0;
+}
+
+/* cray-rank-order: ranks or ranges separated by commas, over any number of
+ * lines; the i-th rank in the file is the rank on leaf i. */
+static int line_cray(mapping_reader_t *r, char *s)
+{
+    for (char *p = s; *p;) {
+        char *tok = p;
+        size_t len = strcspn(p, ",");
+        p += len + (p[len] == ',');
+        for (; len > 0 && (*tok == ' ' || *tok == '\t'); len--)
+            tok++;
+        while (len > 0 && (tok[len - 1] == ' ' || tok[len - 1] == '\t'))
+            len--;
+        if (len == 0 && *p)
+            return mapping_error(r, "'%s': an empty entry between commas (cray-rank-order format)", s);
+        if (len > 0 && cray_entry(r, tok, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* The format of a file from its first line (comments and blanks gone). */
+static map_format_t detect_format(const char *s)
+{
+    size_t n = strlen(s);
+    int fields = 0;
+    for (const char *p = s + strspn(s, " \t"); *p; p += strspn(p, " \t"), fields++)
+        p += strcspn(p, " \t");
+    if (!strncmp(s, "rank", 4) && (s[4] == ' ' || s[4] == '\t'))
+        return FMT_OPENMPI;
+    if (strspn(s, "0123456789,- \t") == n && (strchr(s, ',') || fields == 1))
+        return FMT_CRAY;
+    if (strspn(s, "0123456789 \t") == n && (fields == 2 || fields == 3))
+        return FMT_PLAIN;
+    if (fields == 1)
+        return FMT_MPICH;
+    return FMT_AUTO;
+}
+
+/* One line without its comment and trailing blanks (and \r); 0 when empty. */
+static size_t clean_line(char *s)
+{
+    s[strcspn(s, "#\r\n")] = '\0';
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return n;
+}
+
+static int read_lines(mapping_reader_t *r, FILE *f, map_format_t *format)
+{
+    static int (*const parse[])(mapping_reader_t *, char *) = {line_plain, line_openmpi, line_mpich, line_cray};
+    char *buf = NULL;
+    size_t cap = 0;
+    int status = 0;
+    while (!status && getline(&buf, &cap, f) >= 0) {
+        r->line++;
+        if (!clean_line(buf))
+            continue;
+        char *s = buf + strspn(buf, " \t");
+        if (*format == FMT_AUTO && (*format = detect_format(s)) == FMT_AUTO)
+            status = mapping_error(r, "'%s': not a line of any format 'mpitopo map' writes (or give --mapping-format)",
+                                   s);
+        else
+            status = parse[*format](r, s);
+    }
+    if (!status && ferror(f))
+        status = mapping_error(r, "reading failed: %s", strerror(errno));
+    free(buf);
+    return status;
+}
+
+/* Every rank placed: the file is complete. */
+static int check_complete(mapping_reader_t *r, map_format_t format)
+{
+    int placed = 0, missing = -1;
+    for (int p = 0; p < r->nprocs; p++) {
+        if (r->leaves[p] >= 0)
+            placed++;
+        else if (missing < 0)
+            missing = p;
+    }
+    r->line = 0;
+    if (format == FMT_AUTO)
+        return mapping_error(r, "no placement in the file (empty, or only comments)");
+    if (missing >= 0)
+        return mapping_error(r, "places %d of the pattern's %d ranks: rank %d is missing (%s format)", placed,
+                             r->nprocs, missing, format_names[format]);
+    return mpitopo_mapping_check(r->m, r->nprocs, r->leaves) == MPITOPO_SUCCESS ? 0 : fail(r->path, 1);
+}
+
+static int read_mapping(const char *path, const mpitopo_machine_t *m, int nprocs, char *const *hosts,
+                        map_format_t *format, int *leaves)
+{
+    mapping_reader_t r = {.path = path, .m = m, .nprocs = nprocs, .hosts = hosts, .leaves = leaves};
+    mpitopo_machine_nleaves(m, &r.nleaves);
+    mpitopo_machine_node_level(m, &r.node_level);
+    r.nnodes = machine_nnodes(m);
+    r.rank_line = malloc(((size_t)nprocs + 1) * sizeof *r.rank_line);
+    r.rank_on_leaf = malloc((size_t)r.nleaves * sizeof *r.rank_on_leaf);
+    r.next_in_node = calloc((size_t)r.nnodes, sizeof *r.next_in_node);
+    FILE *f = NULL;
+    int status = 0;
+    if (!r.rank_line || !r.rank_on_leaf || !r.next_in_node)
+        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
+    else if (!(f = fopen(path, "r")))
+        status = mapping_error(&r, "%s", strerror(errno));
+    if (!status) {
+        for (int p = 0; p < nprocs; p++)
+            leaves[p] = -1;
+        for (int l = 0; l < r.nleaves; l++)
+            r.rank_on_leaf[l] = -1;
+        status = read_lines(&r, f, format);
+    }
+    if (!status)
+        status = check_complete(&r, *format);
+    if (f)
+        fclose(f);
+    free(r.rank_line);
+    free(r.rank_on_leaf);
+    free(r.next_in_node);
+    return status;
+}
+
+/* The --mapping files as columns after the mappers'. */
+static int read_mappings(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                         result_t *results, int *nresults)
+{
+    if (a->nmappings == 0)
+        return 0;
+    if (*nresults + a->nmappings > MAX_COLUMNS)
+        return usage_error("%s", "too many columns: at most 64 mappers and --mapping files together");
+    int nprocs, status = 0;
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    char *copy = NULL, **hosts = host_names(a->c.hosts, machine_nnodes(machine), &copy);
+    int *leaves = malloc(((size_t)nprocs + 1) * sizeof *leaves);
+    if (a->c.hosts && !hosts)
+        status = 1;
+    else if (!leaves)
+        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
+    for (int i = 0; i < a->nmappings && !status; i++) {
+        result_t *r = &results[*nresults];
+        const char *base = strrchr(a->mappings[i], '/');
+        snprintf(r->name, sizeof r->name, "%s", base && base[1] ? base + 1 : a->mappings[i]);
+        r->file = a->mappings[i];
+        r->format = a->mapping_format;
+        r->kept_launch = 0;
+        status = read_mapping(r->file, machine, nprocs, hosts, &r->format, leaves);
+        int rc = status ? MPITOPO_SUCCESS : mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
+        if (rc != MPITOPO_SUCCESS)
+            status = fail(r->file, rc);
+        if (!status)
+            ++*nresults;
+    }
+    free(leaves);
+    free(hosts);
+    free(copy);
     return status;
 }
 
@@ -374,8 +977,8 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
     mpitopo_pattern_nprocs(pattern, &nprocs);
     mpitopo_pattern_nedges(pattern, &nedges);
     printf("machine:   %s (%d leaves)\n", desc, nleaves);
-    printf("pattern:   %s (%d processes, %lld directed edges)\n", a->pattern, nprocs, (long long)nedges);
-    printf("launch:    %s placement; weights: %s\n\n", a->placement, mpitopo_weight_name(a->weight));
+    printf("pattern:   %s (%d processes, %lld directed edges)\n", a->c.pattern, nprocs, (long long)nedges);
+    printf("launch:    %s placement; weights: %s\n\n", a->c.placement, mpitopo_weight_name(a->c.weight));
     int width = 22;
     printf("%-34s", "mapper");
     for (int i = 0; i < n; i++)
@@ -397,14 +1000,16 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
     for (int i = 0; i < n; i++)
         if (r[i].kept_launch)
             printf("(%s: kept the launch placement, it did not lower the cost)\n", r[i].name);
+        else if (r[i].file)
+            printf("(%s: the placement in %s, %s format)\n", r[i].name, r[i].file, format_names[r[i].format]);
     int is_cart = 0;
     mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
     if (!is_cart)
         return;
     if (r[0].m.lower_bound.found)
         print_row("off-node weight over lower bound", r, n, width, cell_over);
-    print_lower_bound(&r[0].m.lower_bound, a->weight);
-    print_box_bound(&r[0].m.box_bound, a->weight);
+    print_lower_bound(&r[0].m.lower_bound, a->c.weight);
+    print_box_bound(&r[0].m.box_bound, a->c.weight);
 }
 
 static void json_string(const char *s)
@@ -431,6 +1036,11 @@ static void json_result(const result_t *r)
 {
     printf("    {\"name\": ");
     json_string(r->name);
+    if (r->file) {
+        printf(", \"file\": ");
+        json_string(r->file);
+        printf(", \"format\": \"%s\"", format_names[r->format]);
+    }
     printf(", \"kept_launch\": %s, ", r->kept_launch ? "true" : "false");
     json_stat("offnode_partners", &r->m.offnode_partners);
     printf(", ");
@@ -467,10 +1077,10 @@ static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, c
     printf("{\"machine\": ");
     json_string(desc);
     printf(", \"pattern\": ");
-    json_string(a->pattern);
+    json_string(a->c.pattern);
     printf(", \"nprocs\": %d, \"nedges\": %lld, \"placement\": ", nprocs, (long long)nedges);
-    json_string(a->placement);
-    printf(", \"weight\": \"%s\",\n  \"box_bound\": ", mpitopo_weight_name(a->weight));
+    json_string(a->c.placement);
+    printf(", \"weight\": \"%s\",\n  \"box_bound\": ", mpitopo_weight_name(a->c.weight));
     const mpitopo_box_bound_t *bb = &r[0].m.box_bound;
     if (is_cart && bb->found) {
         printf("{\"box\": [");
@@ -506,11 +1116,13 @@ static int cmd_eval(int argc, char **argv)
         return 0;
     mpitopo_machine_t *machine = NULL;
     mpitopo_pattern_t *pattern = NULL;
-    static result_t results[MAX_MAPPERS];
+    static result_t results[MAX_COLUMNS];
     int n = 0;
-    int status = load_inputs(&a, &machine, &pattern);
+    int status = load_inputs(&a.c, &machine, &pattern);
     if (!status)
         status = run_mappers(&a, machine, pattern, results, &n);
+    if (!status)
+        status = read_mappings(&a, machine, pattern, results, &n);
     if (!status && a.json)
         print_json(&a, machine, pattern, results, n);
     else if (!status)
@@ -532,27 +1144,19 @@ static int cmd_mappers(int argc, char **argv)
 }
 
 static const char *dims_help =
-    "usage: mpitopo dims NPROCS D0,D1,... [--ppn N]\n"
+    "Usage: mpitopo dims NPROCS D0,D1,... [--ppn N]\n"
     "\n"
-    "Fills the 0 entries of the dimension list as MPI_Dims_create should\n"
-    "(most balanced, non-increasing; non-zero entries kept), e.g.\n"
-    "'mpitopo dims 576 0,0,0'. With --ppn N (processes per node), chooses the\n"
-    "dimensions whose best node box cuts the fewest edges of a radius-1 star\n"
-    "among those at most twice as unbalanced, and prints the box:\n"
-    "'mpitopo dims 576 0,0,0 --ppn 36' gives 12x8x6.\n";
-
-/* An integer in [lo, 2^31-1] filling s[0..len); 0 on success. */
-static int parse_int(const char *s, size_t len, long long lo, long long *out)
-{
-    char buf[32], *end;
-    if (len == 0 || len >= sizeof buf)
-        return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    errno = 0;
-    *out = strtoll(buf, &end, 10);
-    return *end || errno || *out < lo || *out > INT32_MAX ? -1 : 0;
-}
+    "Fills the 0 entries of the dimension list as MPI_Dims_create should (most\n"
+    "balanced, non-increasing; non-zero entries kept): 'mpitopo dims 576 0,0,0'\n"
+    "gives 9x8x8.\n"
+    "\n"
+    "Options:\n"
+    "  --ppn N               processes per node: choose the dimensions whose best\n"
+    "                        node box cuts the fewest edges of a radius-1 star\n"
+    "                        among those at most twice as unbalanced, and print\n"
+    "                        the box: 'mpitopo dims 576 0,0,0 --ppn 36' gives\n"
+    "                        12x8x6\n"
+    "  -h, --help            print this help and exit\n";
 
 /* mpitopo dims NPROCS LIST [--ppn N] */
 static int cmd_dims(int argc, char **argv)
@@ -593,91 +1197,81 @@ static int cmd_dims(int argc, char **argv)
 }
 
 static const char *map_help =
-    "usage: mpitopo map --pattern FILE|DESC --machine DESC [options]\n"
+    "Usage: mpitopo map --pattern FILE|DESC --machine DESC [OPTION]...\n"
     "\n"
     "Maps the processes of a communication pattern (a file written by the\n"
-    "tracer libmpitopo_trace.so, or a description as for 'mpitopo eval') onto\n"
-    "a machine and writes the placement in a launcher's format, for running\n"
-    "the unmodified program with a better rank placement. The launch\n"
-    "placement is kept when the mapper does not lower the weighted cost.\n"
+    "tracer libmpitopo_trace.so, or a description as for 'mpitopo eval') onto a\n"
+    "machine and writes the placement in a launcher's format, for running the\n"
+    "unmodified program with a better rank placement. The launch placement is\n"
+    "kept when the mapper does not lower the weighted cost. 'mpitopo eval\n"
+    "--mapping FILE' measures the file beside other mappers.\n"
     "\n"
-    "options:\n"
-    "  --pattern FILE|DESC  the communication pattern (see 'mpitopo eval --help')\n"
-    "  --machine DESC     levels from the network down to cores, e.g. \"node:4 core:16\";\n"
-    "                     the level called \"node\" is the compute node (host)\n"
-    "  --mapper NAME      the mapper (default tree; see 'mpitopo mappers')\n"
-    "  --weights W        bytes (default), messages or unit\n"
-    "  --launch L         how ranks would be placed without the file, the\n"
-    "                     placement to beat: block (default) or rr\n"
-    "  --format F         plain (default): one line \"RANK LEAF NODE\" per rank;\n"
-    "                     openmpi-rankfile: \"rank R=HOST slot=S\" lines, S the\n"
-    "                       core index inside the node (mpirun --rankfile FILE);\n"
-    "                     mpich-hosts: a Hydra machine file, one \"HOST:1\" line per\n"
-    "                       rank in rank order (mpiexec -f FILE -n N);\n"
-    "                     cray-rank-order: an MPICH_RANK_ORDER file, the ranks in\n"
-    "                       slot order, comma-separated (the i-th number is the rank\n"
-    "                       on the i-th slot; MPICH_RANK_REORDER_METHOD=3); empty\n"
-    "                       slots are skipped\n"
-    "  --hosts H1,H2,...  host names of the nodes, in node order (default node0,\n"
-    "                     node1, ...); at least one per node of the machine\n"
-    "  --output FILE      write there instead of standard output\n"
-    "  --verbose          print the weighted cost and the off-node weight of the\n"
-    "                     launch placement and of the result on stderr\n"
-    "  -h, --help         this text\n"
+    "Options:\n"
+    "  --pattern FILE|DESC   the communication pattern (see 'mpitopo eval --help')\n"
+    "  --machine DESC        levels from the network down to cores, e.g.\n"
+    "                        \"node:4 core:16\"; the level called \"node\" is the\n"
+    "                        compute node (host)\n"
+    "  --node-topology SRC   the levels inside a node from hwloc (see 'mpitopo\n"
+    "                        eval --help')\n"
+    "  --mapper NAME         the mapper (default tree; see 'mpitopo mappers')\n"
+    "  --weights W           bytes (default), messages or unit; --weight is an\n"
+    "                        alias\n"
+    "  --placement P         how ranks would be placed without the file, the\n"
+    "                        placement to beat: block (default), rr or\n"
+    "                        random:SEED; --launch is an alias\n"
+    "  --seed N              seed for randomised mappers (default 1)\n"
+    "  --format F            plain (default): one line \"RANK LEAF NODE\" per rank;\n"
+    "                        openmpi-rankfile: \"rank R=HOST slot=S\" lines, S the\n"
+    "                        core index inside the node (mpirun --rankfile\n"
+    "                        FILE); mpich-hosts: a Hydra machine file, one\n"
+    "                        \"HOST:1\" line per rank in rank order (mpiexec -f\n"
+    "                        FILE -n N); cray-rank-order: an MPICH_RANK_ORDER\n"
+    "                        file, the ranks in slot order, comma-separated (the\n"
+    "                        i-th number is the rank on the i-th slot;\n"
+    "                        MPICH_RANK_REORDER_METHOD=3); it cannot tell empty\n"
+    "                        slots, so a warning names the ranks that move when\n"
+    "                        the mapper left some\n"
+    "  --hosts H1,H2,...     host names of the nodes, in node order (default\n"
+    "                        node0, node1, ...); at least one per node\n"
+    "  --output FILE         write there instead of standard output\n"
+    "  --verbose             print the weighted cost and the off-node weight of\n"
+    "                        the launch placement and of the result on stderr\n"
+    "  -h, --help            print this help and exit\n"
     "\n"
-    "Example: mpitopo map --pattern mpitopo-trace.txt --machine \"node:8 core:8\" \\\n"
-    "             --launch rr --format openmpi-rankfile --output ranks.txt\n"
+    "Exit status:\n"
+    "  0 on success, 1 on a usage or input error (with a message on standard\n"
+    "  error)\n"
     "\n"
-    "exit status: 0 on success, 1 on a usage or input error (with a message).\n";
-
-typedef enum map_format { FMT_PLAIN, FMT_OPENMPI, FMT_MPICH, FMT_CRAY } map_format_t;
+    "Examples:\n"
+    "  $ mpitopo map --pattern mpitopo-trace.txt --machine \"node:8 core:8\" --placement rr --format openmpi-rankfile --output ranks.txt\n";
 
 typedef struct map_args {
-    const char *machine, *pattern, *mapper, *launch, *hosts, *output;
-    mpitopo_weight_t weight;
+    common_args_t c;
+    const char *mapper, *output;
     map_format_t format;
     int verbose;
 } map_args_t;
 
-static int parse_format(const char *s, map_format_t *f)
-{
-    static const char *names[] = {"plain", "openmpi-rankfile", "mpich-hosts", "cray-rank-order"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, names[i])) {
-            *f = (map_format_t)i;
-            return 0;
-        }
-    return usage_error("--format '%s': expected plain, openmpi-rankfile, mpich-hosts or cray-rank-order", s);
-}
-
 /* The value of option o into its field; 1 after a usage error. */
 static int map_option(map_args_t *a, const char *o, const char *value)
 {
-    const char **slot = !strcmp(o, "--machine")  ? &a->machine
-                        : !strcmp(o, "--pattern") ? &a->pattern
-                        : !strcmp(o, "--mapper")  ? &a->mapper
-                        : !strcmp(o, "--hosts")   ? &a->hosts
-                        : !strcmp(o, "--output")  ? &a->output
-                        : !strcmp(o, "--launch")  ? &a->launch
-                                                  : NULL;
-    if (!slot && strcmp(o, "--weights") && strcmp(o, "--format"))
+    int rc = common_option(&a->c, o, value);
+    if (rc >= 0)
+        return rc;
+    const char **slot = !strcmp(o, "--mapper") ? &a->mapper : !strcmp(o, "--output") ? &a->output : NULL;
+    if (!slot && strcmp(o, "--format"))
         return usage_error("unknown option '%s'", o);
     if (!value)
         return usage_error("option '%s' needs a value", o);
-    if (slot)
-        *slot = value;
-    else if (!strcmp(o, "--format"))
-        return parse_format(value, &a->format);
-    else if (mpitopo_weight_from_string(value, &a->weight) != MPITOPO_SUCCESS)
-        return usage_error("--weights '%s': expected bytes, messages or unit", value);
-    if (slot == &a->launch && strcmp(value, "block") && strcmp(value, "rr"))
-        return usage_error("--launch '%s': expected block or rr", value);
+    if (!slot)
+        return parse_format(o, value, 0, &a->format);
+    *slot = value;
     return 0;
 }
 
 static int parse_map_args(int argc, char **argv, map_args_t *a, int *done)
 {
-    *a = (map_args_t){.mapper = "tree", .launch = "block", .weight = MPITOPO_WEIGHT_BYTES};
+    *a = (map_args_t){.c = COMMON_ARGS_INIT, .mapper = "tree", .format = FMT_PLAIN};
     *done = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -693,77 +1287,11 @@ static int parse_map_args(int argc, char **argv, map_args_t *a, int *done)
             return 1;
         i++;
     }
-    if (!a->machine)
+    if (!a->c.machine)
         return usage_error("%s", "map needs --machine DESC");
-    if (!a->pattern)
+    if (!a->c.pattern)
         return usage_error("%s", "map needs --pattern FILE|DESC");
     return 0;
-}
-
-/* Where a leaf is: its node (0 when the machine has no "node" level) and
- * its index inside the node. */
-static void leaf_place(const mpitopo_machine_t *m, int node_level, int leaf, int *node, int *slot)
-{
-    int first = 0, count;
-    *node = 0;
-    if (node_level >= 0) {
-        mpitopo_machine_unit_of(m, node_level, leaf, node);
-        mpitopo_machine_unit_leaves(m, node_level, *node, &first, &count);
-    }
-    *slot = leaf - first;
-}
-
-/* Host names: --hosts split at commas (pointers into a copy), or NULL for
- * the default node<i>. */
-static char **host_names(const char *list, int nnodes, char **copy)
-{
-    *copy = NULL;
-    if (!list)
-        return NULL;
-    int n = 1;
-    for (const char *p = list; *p; p++)
-        n += *p == ',';
-    char **names = malloc((size_t)n * sizeof *names);
-    *copy = malloc(strlen(list) + 1);
-    if (!names || !*copy) {
-        free(names);
-        free(*copy);
-        *copy = NULL;
-        fprintf(stderr, "mpitopo: out of memory\n");
-        return NULL;
-    }
-    strcpy(*copy, list);
-    n = 0;
-    for (char *tok = *copy, *end; tok; tok = end) {
-        end = strchr(tok, ',');
-        if (end)
-            *end++ = '\0';
-        names[n++] = tok;
-    }
-    for (int i = 0; i < n; i++)
-        if (!names[i][0] || strpbrk(names[i], " \t=:")) {
-            fprintf(stderr, "mpitopo: --hosts '%s': host %d is empty or contains a blank, '=' or ':'\n",
-                    list, i);
-            goto bad;
-        }
-    if (n < nnodes) {
-        fprintf(stderr, "mpitopo: --hosts '%s': %d host names for %d nodes\n", list, n, nnodes);
-        goto bad;
-    }
-    return names;
-bad:
-    free(names);
-    free(*copy);
-    *copy = NULL;
-    return NULL;
-}
-
-static void host_name(char *const *names, int node, char *buf, size_t size)
-{
-    if (names)
-        snprintf(buf, size, "%s", names[node]);
-    else
-        snprintf(buf, size, "node%d", node);
 }
 
 /* The ranks in leaf (slot) order, comma-separated. */
@@ -781,12 +1309,20 @@ static int write_cray(FILE *out, const mpitopo_machine_t *m, int nprocs, const i
     for (int p = 0; p < nprocs; p++)
         rank_at[leaves[p]] = p;
     const char *sep = "";
+    int slot = 0, moved = 0;
     for (int l = 0; l < nleaves; l++)
         if (rank_at[l] >= 0) {
             fprintf(out, "%s%d", sep, rank_at[l]);
             sep = ",";
+            moved += slot++ != l;
         }
     fputc('\n', out);
+    /* The file says which rank takes the i-th slot of the job; leaves the
+     * mapper left empty are not slots, so ranks after them shift. */
+    if (moved)
+        fprintf(stderr, "mpitopo: warning: cray-rank-order cannot leave slots empty: %d ranks take earlier slots "
+                        "than the mapper chose (the i-th rank in the file goes to the i-th slot)\n",
+                moved);
     free(rank_at);
     return 0;
 }
@@ -794,14 +1330,12 @@ static int write_cray(FILE *out, const mpitopo_machine_t *m, int nprocs, const i
 static int write_placement(FILE *out, const map_args_t *a, const mpitopo_machine_t *m, int nprocs,
                            const int *leaves)
 {
-    int node_level, nnodes = 1;
+    int node_level;
     mpitopo_machine_node_level(m, &node_level);
-    if (node_level >= 0)
-        mpitopo_machine_level(m, node_level, NULL, NULL, &nnodes, NULL, NULL);
     if (a->format == FMT_CRAY)
         return write_cray(out, m, nprocs, leaves);
-    char *copy = NULL, **names = host_names(a->hosts, nnodes, &copy);
-    if (a->hosts && !names)
+    char *copy = NULL, **names = host_names(a->c.hosts, machine_nnodes(m), &copy);
+    if (a->c.hosts && !names)
         return 1;
     if (a->format == FMT_MPICH)
         fprintf(out, "# mpitopo map: one line per rank, in rank order (mpiexec -f FILE -n %d)\n", nprocs);
@@ -840,35 +1374,31 @@ static int report_map(const map_args_t *a, const mpitopo_machine_t *m, const mpi
                       const int *launch, const int *leaves, int kept)
 {
     double c0, o0, c1, o1;
-    if (placement_metrics(m, pat, a->weight, launch, &c0, &o0) ||
-        placement_metrics(m, pat, a->weight, leaves, &c1, &o1))
+    if (placement_metrics(m, pat, a->c.weight, launch, &c0, &o0) ||
+        placement_metrics(m, pat, a->c.weight, leaves, &c1, &o1))
         return 1;
     fprintf(stderr, "mpitopo map: %s from %s launch (%s weights): cost %.6g -> %.6g, off-node weight %.6g -> %.6g%s\n",
-            a->mapper, a->launch, mpitopo_weight_name(a->weight), c0, c1, o0, o1,
+            a->mapper, a->c.placement, mpitopo_weight_name(a->c.weight), c0, c1, o0, o1,
             kept ? " (kept the launch placement: the mapper did not lower the cost)" : "");
     return 0;
 }
 
 static int map_and_write(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat)
 {
-    int nprocs, nleaves, kept = 0, status = 0, rc;
+    int nprocs, kept = 0, status = 0, rc;
     mpitopo_pattern_nprocs(pat, &nprocs);
-    mpitopo_machine_nleaves(m, &nleaves);
-    if (nprocs > nleaves) {
-        fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
-        return 1;
-    }
     int *launch = malloc((size_t)nprocs * sizeof *launch);
     int *leaves = malloc((size_t)nprocs * sizeof *leaves);
     FILE *out = NULL;
     mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
-    opt.weight = a->weight;
+    opt.weight = a->c.weight;
+    opt.seed = a->c.seed;
     opt.launch = launch;
     opt.never_worse = 1;
     if (!launch || !leaves)
         status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
-    else if ((rc = mpitopo_placement(m, nprocs, a->launch, launch)) != MPITOPO_SUCCESS)
-        status = fail("--launch", rc);
+    else if ((rc = mpitopo_placement(m, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
+        status = fail(a->c.placement_opt, rc);
     else if ((rc = mpitopo_map(a->mapper, m, pat, &opt, leaves, &kept)) != MPITOPO_SUCCESS)
         status = fail(a->mapper, rc);
     else if (a->verbose)
@@ -893,10 +1423,9 @@ static int cmd_map(int argc, char **argv)
         return 1;
     if (done)
         return 0;
-    eval_args_t in = {.machine = a.machine, .pattern = a.pattern};
     mpitopo_machine_t *machine = NULL;
     mpitopo_pattern_t *pattern = NULL;
-    int status = load_inputs(&in, &machine, &pattern);
+    int status = load_inputs(&a.c, &machine, &pattern);
     if (!status)
         status = map_and_write(&a, machine, pattern);
     mpitopo_machine_destroy(&machine);
@@ -919,6 +1448,20 @@ static const char *help_of(const char *cmd)
     return NULL;
 }
 
+/* The version this was built as, and the optional mappers built in. */
+static int print_version(void)
+{
+    printf("mpitopo %s\n", MPITOPO_VERSION_STRING);
+    const char *optional[] = {"scotch", "metis"};
+    const mpitopo_mapper_t *found;
+    printf("optional mappers:");
+    for (int i = 0; i < 2; i++)
+        printf("%s %s %s", i ? "," : "", optional[i],
+               mpitopo_mapper_find(optional[i], &found) == MPITOPO_SUCCESS ? "yes" : "no");
+    printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -926,6 +1469,8 @@ int main(int argc, char **argv)
         return argc < 2;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version"))
+        return print_version();
     if (!strcmp(cmd, "help")) {
         const char *h = argc > 2 ? help_of(argv[2]) : main_help;
         if (!h) {
@@ -944,12 +1489,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "dims"))
         return cmd_dims(argc - 2, argv + 2);
     if (!strcmp(cmd, "version")) {
-        if (argc > 2) {
-            fputs(version_help, stdout);
-            return 0;
-        }
-        printf("mpitopo %s\n", mpitopo_get_version(NULL, NULL, NULL));
-        return 0;
+        if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))
+            return fputs(version_help, stdout), 0;
+        if (argc > 2)
+            return usage_error("version takes no argument, not '%s'", argv[2]);
+        return print_version();
     }
     fprintf(stderr, "mpitopo: unknown command '%s'\n\n%s", cmd, main_help);
     return 1;

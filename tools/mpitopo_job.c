@@ -10,10 +10,71 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* help2man makes the man page from this text and from --version. */
+static const char *help =
+    "Usage: mpitopo-job [NDIMS]\n"
+    "  or:  mpitopo-job --help | --version\n"
+    "\n"
+    "Run under the MPI launcher (mpirun -n 16 mpitopo-job) to see the machine the\n"
+    "job runs on as mpitopo discovers it: the nodes (real, or emulated with\n"
+    "MPITOPO_EMULATE), how many ranks each holds, the levels inside and above a\n"
+    "node, and which ranks the launcher put on every node. Rank 0 then prints\n"
+    "what this placement costs a periodic halo exchange on an NDIMS-dimensional\n"
+    "grid of the job's size (dimensions from MPI_Dims_create, ranks as\n"
+    "MPI_Cart_create keeps them): distinct off-node and on-node partners per\n"
+    "process (min, max, avg), and the off-node partners of the best node-aware\n"
+    "layout, where every node holds one box of the grid.\n"
+    "\n"
+    "Arguments:\n"
+    "  NDIMS                 dimensions of the grid: 1, 2 (default) or 3\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help            print this help and exit\n"
+    "  -V, --version         print the version of mpitopo and of the MPI library,\n"
+    "                        and exit\n"
+    "\n"
+    "Environment:\n"
+    "  MPITOPO_EMULATE       a machine description with a \"node\" level, e.g.\n"
+    "                        \"node:4 core:4\": see the job placed on that machine\n"
+    "                        instead of the real nodes (at least one leaf per\n"
+    "                        rank)\n"
+    "  MPITOPO_EMULATE_PLACEMENT\n"
+    "                        block (default), rr or random:SEED: how the ranks are\n"
+    "                        laid on the emulated leaves\n"
+    "  MPITOPO_NETWORK       network levels above the nodes, e.g. \"switch:8\"\n"
+    "                        (nodes grouped 8 by 8)\n"
+    "  MPITOPO_VERBOSE       1: warnings; 2: details of the node discovery from\n"
+    "                        every process\n"
+    "\n"
+    "Exit status:\n"
+    "  0 on success, 1 on an error (with a message on standard error)\n"
+    "\n"
+    "Examples:\n"
+    "  $ mpirun -n 16 mpitopo-job\n"
+    "  $ MPITOPO_EMULATE=\"node:4 core:4\" MPITOPO_EMULATE_PLACEMENT=rr mpirun -n 16 mpitopo-job 3\n";
+
+/* The version of mpitopo, and of the MPI library (which MPI allows before
+ * MPI_Init). */
+static int print_version(void)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0, major = 0, minor = 0;
+    printf("mpitopo-job %s\n", MPITOPO_VERSION_STRING);
+    MPI_Get_version(&major, &minor);
+    if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS && len > 0) {
+        lib[strcspn(lib, "\r\n,")] = '\0';
+        printf("MPI %d.%d: %s\n", major, minor, lib);
+    }
+    return 0;
+}
 
 static int report(const char *what, int rc)
 {
-    fprintf(stderr, "mpitopo-job: %s failed: %s\n", what, rc > 0 ? "MPI error" : mpitopo_last_error());
+    const char *detail = mpitopo_last_error();
+    fprintf(stderr, "mpitopo-job: %s failed: %s\n", what,
+            rc > 0 ? "MPI error" : detail[0] ? detail : mpitopo_strerror(rc));
     return 1;
 }
 
@@ -66,20 +127,43 @@ static int evaluate(const mpitopo_machine_t *m, const int *leaf_of_rank, int siz
     return rc != MPITOPO_SUCCESS;
 }
 
+/* Parses the command line before MPI_Init, so that --help and --version
+ * work without a launcher; 0 to run, else the exit status + 1. */
+static int parse_args(int argc, char **argv, int *ndims)
+{
+    *ndims = 2;
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+        return fputs(help, stdout), 1;
+    if (argc > 1 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")))
+        return print_version() + 1;
+    if (argc > 2 || (argc == 2 && (strlen(argv[1]) != 1 || argv[1][0] < '1' || argv[1][0] > '3'))) {
+        fprintf(stderr, "mpitopo-job: expected at most one argument NDIMS, 1, 2 or 3, not '%s'\n"
+                        "Run 'mpitopo-job --help' for the usage.\n", argv[argc > 2 ? 2 : 1]);
+        return 2;
+    }
+    if (argc == 2)
+        *ndims = argv[1][0] - '0';
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    int ndims, rc = parse_args(argc, argv, &ndims);
+    if (rc)
+        return rc - 1;
     MPI_Init(&argc, &argv);
     int rank, size, status = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int ndims = argc > 1 ? atoi(argv[1]) : 2;
-    if (ndims < 1 || ndims > 3)
-        ndims = 2;
     const mpitopo_nodeinfo_t *info;
     mpitopo_machine_t *m = NULL;
     int *leaf_of_rank = malloc((size_t)size * sizeof *leaf_of_rank);
-    int rc = mpitopo_comm_nodeinfo(MPI_COMM_WORLD, &info);
-    if (rc != MPITOPO_SUCCESS)
+    if (!leaf_of_rank) {
+        /* The others are in a collective call by now: take the job down. */
+        fprintf(stderr, "mpitopo-job: out of memory on rank %d\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if ((rc = mpitopo_comm_nodeinfo(MPI_COMM_WORLD, &info)) != MPITOPO_SUCCESS)
         status = report("mpitopo_comm_nodeinfo", rc);
     else if ((rc = mpitopo_comm_machine(MPI_COMM_WORLD, &m, leaf_of_rank)) != MPITOPO_SUCCESS)
         status = report("mpitopo_comm_machine", rc);

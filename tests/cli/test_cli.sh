@@ -152,7 +152,7 @@ expect_error map-bad-format "--format 'rankfile': expected plain" "$cli" map "${
 expect_error map-too-many "16 processes but the machine only 8 leaves" "$cli" map --pattern ring:16:8 --machine "node:2 core:4"
 expect_error map-hosts "1 host names for 2 nodes" "$cli" map "${ring[@]}" --format openmpi-rankfile --hosts solo
 expect_error map-hosts-blank "host 1 is empty" "$cli" map "${ring[@]}" --format openmpi-rankfile --hosts a,,b
-expect_error map-bad-launch "--launch 'random:3'" "$cli" map "${ring[@]}" --launch random:3
+expect_error map-bad-launch "--launch 'foo': expected block, rr or random:SEED" "$cli" map "${ring[@]}" --launch foo
 expect_error map-bad-weights "--weights 'kg'" "$cli" map "${ring[@]}" --weights kg
 expect_error map-bad-mapper "no such mapper" "$cli" map "${ring[@]}" --mapper frob
 expect_error map-no-pattern "map needs --pattern" "$cli" map --machine "node:2 core:8"
