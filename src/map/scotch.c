@@ -20,8 +20,9 @@
  * which the application must provide (Debian's libscotcherr prints them,
  * libscotcherrexit also exits). The library must never exit, so it defines
  * both here: errors are recorded and returned as mpitopo errors, warnings go
- * to the log. These definitions take precedence over libscotcherr's, which
- * libscotch.so depends on, because mpitopo is searched before it.
+ * to the log. Like every internal symbol they are hidden, never exported:
+ * Scotch's static archive is linked into libmpitopo.so (src/CMakeLists.txt),
+ * so its calls bind to these definitions at link time.
  */
 #include "machine/machine_internal.h"
 #include "map/map_internal.h"
