@@ -58,8 +58,6 @@ struct mpitopo__stencil {
     int *in_slot;     /* k: receive block of offset j, -1 off the grid */
 };
 
-/* Largest number of offsets a stencil may have. */
-#define MAX_OFFSETS (1 << 20)
 
 /* ---- The stencil ---- */
 
@@ -231,18 +229,6 @@ static int parse_stencil(const char *text, int *star, int *radius, const char *f
     return MPITOPO_SUCCESS;
 }
 
-/* Number of offsets of the stencil, or -1 above MAX_OFFSETS. */
-static long long count_offsets(int ndims, int star, int radius)
-{
-    if (star)
-        return 2LL * ndims * radius <= MAX_OFFSETS ? 2LL * ndims * radius : -1;
-    long long n = 1;
-    for (int d = 0; d < ndims; d++)
-        if ((n *= 2LL * radius + 1) > MAX_OFFSETS + 1LL)
-            return -1;
-    return n - 1;
-}
-
 /* The offsets in lexicographic order, dimension 0 slowest. */
 static void list_offsets(struct mpitopo__stencil *s)
 {
@@ -304,59 +290,91 @@ static void place(struct mpitopo__stencil *s, int *sources, int *dests, int *in,
             s->distinct = 0;
 }
 
+/* This process's view of a stencil creation, before the agreement. */
+typedef struct stencil_request {
+    int star, radius, ndims;
+    long long k;                  /* offsets */
+    struct mpitopo__stencil *s;   /* allocated for k offsets */
+    int *lists;                   /* 2k + 1 ints */
+} stencil_request_t;
+
+/* The local checks (that may fail on some processes only) and the
+ * allocations, whose failure is agreed on like a bad argument. */
+static int stencil_prepare(MPI_Comm cart, const char *stencil, MPI_Comm *newcomm, stencil_request_t *q,
+                           const char *func)
+{
+    int kind = MPI_UNDEFINED;
+    if (!newcomm)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "newcomm = NULL");
+    int rc = parse_stencil(stencil, &q->star, &q->radius, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Topo_test(cart, &kind)) != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    if (kind != MPI_CART)
+        return mpitopo__error_at(MPI_ERR_TOPOLOGY, func,
+                                 "cart is not a Cartesian communicator (MPI_Topo_test gives %d)", kind);
+    if ((rc = PMPI_Cartdim_get(cart, &q->ndims)) != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    if (q->ndims > MPITOPO_MAX_DIMS)
+        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+                                 "cart has %d dimensions; stencils support at most %d", q->ndims,
+                                 MPITOPO_MAX_DIMS);
+    if ((rc = mpitopo__stencil_check(func, "stencil", stencil, q->ndims, !q->star, q->radius)) !=
+        MPITOPO_SUCCESS)
+        return rc;
+    q->k = mpitopo__stencil_offsets(q->ndims, !q->star, q->radius);
+    q->s = stencil_alloc(q->ndims, (int)q->k);
+    q->lists = mpitopo__malloc_array(2 * (size_t)q->k + 1, sizeof(int));
+    if (!q->s || !q->lists)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld offsets", q->k);
+    q->s->star = q->star;
+    q->s->radius = q->radius;
+    return MPITOPO_SUCCESS;
+}
+
+/* Every process checks its own arguments, then one allreduce
+ * (mpitopo__agree) makes them fail together, or agree on the stencil. */
+static int stencil_agree(MPI_Comm cart, const char *stencil, MPI_Comm *newcomm, stencil_request_t *q,
+                         const char *func)
+{
+    int rc = mpitopo__check_mpi(func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__check_intracomm(cart, func);
+    mpitopo__agree_t a = {.func = func, .comm = cart};
+    if (rc == MPITOPO_SUCCESS)
+        rc = PMPI_Comm_rank(cart, &a.rank);
+    if (rc != MPITOPO_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    int local = stencil_prepare(cart, stencil, newcomm, q, func);
+    mpitopo__agree_arg(&a, "stencil (the kind: star 1, moore 0)", q->star);
+    mpitopo__agree_arg(&a, "stencil (the radius)", q->radius);
+    return mpitopo__agree(&a, local);
+}
+
 int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info info,
                                 MPI_Comm *newcomm)
 {
     const char *func = __func__;
-    int star = 0, radius = 0, kind = MPI_UNDEFINED, ndims = 0, key;
-    if (!newcomm)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "newcomm = NULL");
-    *newcomm = MPI_COMM_NULL;
-    int rc = parse_stencil(stencil, &star, &radius, func);
+    int key;
+    stencil_request_t q = {0};
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
+    int rc = stencil_agree(cart, stencil, newcomm, &q, func);
+    struct mpitopo__stencil *s = q.s;
+    long long k = q.k;
     if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__check_mpi(func);
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__check_intracomm(cart, func);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    rc = PMPI_Topo_test(cart, &kind);
-    if (rc == MPI_SUCCESS && kind != MPI_CART)
-        return mpitopo__error_at(MPI_ERR_TOPOLOGY, func,
-                                 "cart is not a Cartesian communicator (MPI_Topo_test gives %d)",
-                                 kind);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Cartdim_get(cart, &ndims);
-    if (rc != MPI_SUCCESS)
-        return mpitopo__mpi_result(func, rc);
-    if (ndims > MPITOPO_MAX_DIMS)
-        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
-                                 "cart has %d dimensions; stencils support at most %d", ndims,
-                                 MPITOPO_MAX_DIMS);
-    long long k = count_offsets(ndims, star, radius);
-    if (k < 0)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
-                                 "stencil = \"%s\" on %d dimensions has more than %d offsets",
-                                 stencil, ndims, MAX_OFFSETS);
-    struct mpitopo__stencil *s = stencil_alloc(ndims, (int)k);
-    int *lists = mpitopo__malloc_array(2 * (size_t)k + 1, sizeof(int));
-    if (!s || !lists) {
-        mpitopo__free(s);
-        mpitopo__free(lists);
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld offsets", k);
-    }
-    s->star = star;
-    s->radius = radius;
-    rc = ndims > 0 ? PMPI_Cart_get(cart, ndims, s->dims, s->periods, s->coords) : MPI_SUCCESS;
+        rc = q.ndims > 0 ? PMPI_Cart_get(cart, q.ndims, s->dims, s->periods, s->coords) : MPI_SUCCESS;
     int in = 0, out = 0;
     if (rc == MPI_SUCCESS) {
         list_offsets(s);
-        place(s, lists, lists + k, &in, &out);
-        rc = mpitopo_dist_graph_create_adjacent(cart, in, lists, MPI_UNWEIGHTED, out, lists + k,
+        place(s, q.lists, q.lists + k, &in, &out);
+        rc = mpitopo_dist_graph_create_adjacent(cart, in, q.lists, MPI_UNWEIGHTED, out, q.lists + k,
                                                 MPI_UNWEIGHTED, info, 0, newcomm);
     } else {
         rc = mpitopo__mpi_result(func, rc);
     }
-    mpitopo__free(lists);
+    mpitopo__free(q.lists);
     if (rc == MPITOPO_SUCCESS) {
         rc = keyval(&key);
         if (rc == MPI_SUCCESS)
@@ -372,7 +390,7 @@ int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info inf
     }
     if (mpitopo__verbose() >= 2)
         mpitopo__log(2, "cart_stencil_create: %s on %d dimensions, %lld offsets%s", stencil,
-                     ndims, k,
+                     q.ndims, k,
                      s->distinct ? "" : " (a periodic dimension is shorter than 2R + 1: "
                                         "the collectives run linear)");
     return MPITOPO_SUCCESS;

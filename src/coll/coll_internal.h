@@ -63,6 +63,8 @@ typedef struct mpitopo__nbr {
      * "mpitopo_combine_threshold". */
     int info_sched;
     int info_threshold;
+    char info_sched_text[64];     /* the values as given, for messages */
+    char info_threshold_text[64];
     struct mpitopo__comb *comb; /* combining pattern, made on first use */
     struct mpitopo__stencil *stencil; /* grid and stencil of a communicator made by
                                          mpitopo_cart_stencil_create, else NULL */
@@ -439,6 +441,19 @@ void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm);
  */
 int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sched_t *s,
                              const char *func);
+
+/*
+ * The persistent (_init) forms: every process must build the same
+ * schedule, so before building one they agree (mpitopo__agree: one
+ * allreduce on the private communicator, made blocking here) on whether
+ * every process's arguments are valid (`local`: this process's verdict),
+ * the operation, the schedule asked for, the communicator's combining
+ * threshold and, under "node", the block sizes sb and rb (bytes; 0 for the
+ * v and w forms). Every process returns the same error otherwise, naming
+ * the first process that differs from process 0 and what differs.
+ */
+int mpitopo__sched_agree(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, long long sb,
+                         long long rb, int local, const char *func);
 
 /* The friendship threshold: comm info, else MPITOPO_COMBINE_THRESHOLD,
  * else 4 (the thesis). */

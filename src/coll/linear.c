@@ -589,6 +589,44 @@ static int run_x(side_t *send, side_t *recv, MPI_Comm comm, int form, int self_c
     return launch(n, &p, send, recv, &c, form, request, func);
 }
 
+/* A handle that is neither MPI_INFO_NULL nor valid is an error; the key
+ * "mpitopo_neighbor" chooses the schedule (mpitopo__sched_requested). */
+static int check_info(MPI_Info info, const char *func)
+{
+    int nkeys, rc = info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Info_get_nkeys(info, &nkeys);
+    return rc == MPI_SUCCESS ? MPITOPO_SUCCESS
+                             : mpitopo__error_at(MPITOPO_ERR_ARG, func, "info is not valid");
+}
+
+/*
+ * The checks of an _init call. Only a communicator that cannot carry
+ * neighbour lists fails at once (every process has the same); everything
+ * else this process finds wrong, and the schedule it asks for, is agreed
+ * on by every process (mpitopo__sched_agree), so that a process with a bad
+ * argument or another schedule never leaves the others building theirs.
+ */
+static int persistent_checks(side_t *send, side_t *recv, MPI_Comm comm, mpitopo_request_t *request,
+                             MPI_Info info, mpitopo__opkind_t op, mpitopo__nbr_t **n,
+                             mpitopo__sched_t *req, const char *func)
+{
+    int local = check_request(FORM_PERSISTENT, request, func);
+    int rc = mpitopo__nbr_get(comm, func, n);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    long long sb = 0, rb = 0;
+    if (local == MPITOPO_SUCCESS)
+        local = check_side(send, (*n)->outdegree, func);
+    if (local == MPITOPO_SUCCESS)
+        local = check_side(recv, (*n)->indegree, func);
+    if (local == MPITOPO_SUCCESS)
+        local = check_info(info, func);
+    if (local == MPITOPO_SUCCESS)
+        local = mpitopo__sched_requested(*n, info, req, func);
+    if (local == MPITOPO_SUCCESS)
+        local = block_sizes(op, send, recv, &sb, &rb, func);
+    return mpitopo__sched_agree(*n, op, *req, sb, rb, local, func);
+}
+
 /* The five operations: check, take the cached schedule of an equal
  * earlier call or make one (info of an _init call first), run it. */
 static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_request_t *request,
@@ -596,8 +634,9 @@ static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_requ
 {
     mpitopo__nbr_t *n;
     mpitopo__sched_t req = MPITOPO__SCHED_AUTO;
-    int rc = checked_nbr(send, recv, comm, form, request, &n, func);
-    if (rc == MPITOPO_SUCCESS)
+    int rc = form == FORM_PERSISTENT ? persistent_checks(send, recv, comm, request, info, op, &n, &req, func)
+                                     : checked_nbr(send, recv, comm, form, request, &n, func);
+    if (rc == MPITOPO_SUCCESS && form != FORM_PERSISTENT)
         rc = mpitopo__sched_requested(n, info, &req, func);
     mpitopo_request_t r = NULL;
     int sched = MPITOPO__SCHED_LINEAR;
@@ -769,23 +808,12 @@ int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                      recvtypes, comm, request, 0, MPI_INFO_NULL, __func__);
 }
 
-/* A handle that is neither MPI_INFO_NULL nor valid is an error; the key
- * "mpitopo_neighbor" chooses the schedule (mpitopo__sched_requested). */
-static int check_info(MPI_Info info, const char *func)
-{
-    int nkeys, rc = info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Info_get_nkeys(info, &nkeys);
-    return rc == MPI_SUCCESS ? MPITOPO_SUCCESS
-                             : mpitopo__error_at(MPITOPO_ERR_ARG, func, "info is not valid");
-}
-
 int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                     MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
 {
-    int rc = check_info(info, __func__);
-    return rc != MPITOPO_SUCCESS ? rc
-                                 : allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, request, FORM_PERSISTENT, info, __func__);
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                     FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -793,21 +821,16 @@ int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dat
                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                      mpitopo_request_t *request)
 {
-    int rc = check_info(info, __func__);
-    return rc != MPITOPO_SUCCESS
-               ? rc
-               : allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                            comm, request, FORM_PERSISTENT, info, __func__);
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
 {
-    int rc = check_info(info, __func__);
-    return rc != MPITOPO_SUCCESS ? rc
-                                 : alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                            recvtype, comm, request, FORM_PERSISTENT, info, __func__);
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                    FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
@@ -816,11 +839,8 @@ int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                     mpitopo_request_t *request)
 {
-    int rc = check_info(info, __func__);
-    return rc != MPITOPO_SUCCESS
-               ? rc
-               : alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                           recvtype, comm, request, FORM_PERSISTENT, info, __func__);
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                     recvtype, comm, request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -829,11 +849,8 @@ int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                     MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
 {
-    int rc = check_info(info, __func__);
-    return rc != MPITOPO_SUCCESS
-               ? rc
-               : alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, request, FORM_PERSISTENT, info, __func__);
+    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                     recvtypes, comm, request, FORM_PERSISTENT, info, __func__);
 }
 
 int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

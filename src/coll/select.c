@@ -59,10 +59,14 @@ void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm)
     n->info_threshold = -1;
     if (PMPI_Comm_get_info(comm, &info) != MPI_SUCCESS)
         return;
-    if (info_value(info, "mpitopo_neighbor", v, sizeof v))
+    if (info_value(info, "mpitopo_neighbor", v, sizeof v)) {
         n->info_sched = mpitopo__sched_parse(v);
-    if (info_value(info, "mpitopo_combine_threshold", v, sizeof v))
+        snprintf(n->info_sched_text, sizeof n->info_sched_text, "%s", v);
+    }
+    if (info_value(info, "mpitopo_combine_threshold", v, sizeof v)) {
         n->info_threshold = parse_threshold(v);
+        snprintf(n->info_threshold_text, sizeof n->info_threshold_text, "%s", v);
+    }
     PMPI_Info_free(&info);
 }
 
@@ -106,7 +110,7 @@ int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sc
                                             : MPITOPO_SUCCESS;
     }
     if (n->info_sched == MPITOPO__SCHED_INVALID)
-        return bad_name(func, "comm's info key mpitopo_neighbor", "(unknown)");
+        return bad_name(func, "comm's info key mpitopo_neighbor", n->info_sched_text);
     if (n->info_sched != MPITOPO__SCHED_UNSET) {
         *s = (mpitopo__sched_t)n->info_sched;
         return MPITOPO_SUCCESS;
@@ -122,8 +126,9 @@ int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *
 {
     if (n->info_threshold == -2)
         return mpitopo__error_at(MPITOPO_ERR_ARG, func,
-                                 "comm's info key mpitopo_combine_threshold must be an integer "
-                                 ">= 1");
+                                 "comm's info key mpitopo_combine_threshold = \"%s\" must be an "
+                                 "integer >= 1",
+                                 n->info_threshold_text);
     pthread_once(&env_once, read_env);
     if (n->info_threshold < 0 && env_threshold == -2)
         return mpitopo__error_at(MPITOPO_ERR_ARG, func,
@@ -135,6 +140,54 @@ int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *
 
 static const char *const op_names[MPITOPO__OPK_COUNT] = {
     "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
+
+/* What the processes of a persistent operation must agree on, in full. */
+typedef struct init_record {
+    int op, sched, threshold, unused; /* no padding: records are compared bytewise */
+    long long sb, rb;
+} init_record_t;
+
+static void describe_init(const void *mine_, const void *root_, char *out, size_t len)
+{
+    const init_record_t *mine = mine_, *root = root_;
+    if (mine->op != root->op)
+        snprintf(out, len, "the operation is neighbor_%s_init (process 0: neighbor_%s_init)",
+                 op_names[mine->op], op_names[root->op]);
+    else if (mine->sched != root->sched)
+        snprintf(out, len,
+                 "the schedule asked for (info key mpitopo_neighbor, else comm's, else "
+                 "MPITOPO_NEIGHBOR) is %s (process 0: %s)",
+                 mpitopo__sched_name(mine->sched), mpitopo__sched_name(root->sched));
+    else if (mine->threshold != root->threshold)
+        snprintf(out, len, "comm's info key mpitopo_combine_threshold is %d (process 0: %d; -1: unset)",
+                 mine->threshold, root->threshold);
+    else
+        snprintf(out, len,
+                 "blocks of %lld bytes sent and %lld received (process 0: %lld and %lld); the node "
+                 "schedule needs the same everywhere",
+                 mine->sb, mine->rb, root->sb, root->rb);
+}
+
+int mpitopo__sched_agree(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, long long sb,
+                         long long rb, int local, const char *func)
+{
+    int rc = mpitopo__nbr_private_comm(n, 1);
+    mpitopo__agree_t a = {.func = func, .comm = n->comm};
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_rank(n->comm, &a.rank);
+    if (rc != MPI_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    int node = req == MPITOPO__SCHED_NODE;
+    init_record_t rec = {op, req, n->info_threshold, 0, node ? sb : 0, node ? rb : 0};
+    a.record = &rec;
+    a.record_len = sizeof rec;
+    a.describe = describe_init;
+    mpitopo__agree_arg(&a, "the operation", op);
+    mpitopo__agree_arg(&a, "the schedule", req);
+    mpitopo__agree_arg(&a, "comm's info key mpitopo_combine_threshold", n->info_threshold);
+    mpitopo__agree_hash(&a, "the block sizes", &rec.sb, 2 * sizeof rec.sb);
+    return mpitopo__agree(&a, local);
+}
 
 void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t requested,
                         mpitopo__sched_t chosen)

@@ -63,6 +63,13 @@ double mpitopo__rng_double(mpitopo__rng_t *rng);
 /* Uniform in [0, n), unbiased; n >= 1. */
 uint64_t mpitopo__rng_below(mpitopo__rng_t *rng, uint64_t n);
 
+/* The largest stencil anything accepts: a Cartesian stencil (star, Moore or
+ * a list of offsets) may have at most this many offsets, in
+ * mpitopo_cart_stencil_create and in the stencil of mpitopo_cart_create_x
+ * alike (a million offsets is already O(10 MB) of lists per process; a
+ * Moore stencil of radius 2,000 in 2-D, 16 million, took 15 s and 0.9 GB). */
+#define MPITOPO_MAX_STENCIL_OFFSETS (1 << 20)
+
 /* Strict integer parsing of s[0..len): optional sign, decimal digits only,
  * value within [min, max]. Returns 0 on success, -1 otherwise. */
 int mpitopo__parse_long(const char *s, size_t len, long long min, long long max, long long *out);

@@ -65,81 +65,106 @@ static int check_grid(cart_request_t *r, int with_topology)
     return MPITOPO_SUCCESS;
 }
 
-/* The stencil and mapper strings, hashed to compare them across processes. */
-static int text_hash(const char *a, const char *b)
+/* A star or Moore stencil of the request must stay within the one limit
+ * on stencils (the offsets of a list are bounded by the string's length). A
+ * value that does not parse is left to the pattern parser's message. */
+static int check_stencil_size(const cart_request_t *r)
 {
-    uint32_t h = mpitopo__hash(2166136261u, a, strlen(a) + 1);
-    return (int)(mpitopo__hash(h, b, strlen(b)) & 0x7fffffff);
+    const char *name = r->stencil_from_info ? "info mpitopo_stencil" : "stencil";
+    for (const char *f = r->stencil; *f;) {
+        size_t len = strcspn(f, ":");
+        int moore = strncmp(f, "moore=", 6) == 0;
+        size_t skip = moore ? 6 : strncmp(f, "star=", 5) == 0 ? 5 : 0;
+        long long radius;
+        if (skip && mpitopo__parse_long(f + skip, len - skip, 0, LLONG_MAX, &radius) == 0) {
+            int rc = mpitopo__stencil_check(r->func, name, r->stencil, r->ndims, moore, radius);
+            if (rc != MPITOPO_SUCCESS)
+                return rc;
+        }
+        f += len + (f[len] == ':');
+    }
+    return MPITOPO_SUCCESS;
 }
 
-/* The arguments as a flat record: whether they were valid, ndims, reorder,
- * the strings' hash, dims, periods (normalised to 0/1). */
-#define RECORD_LEN (4 + 2 * MPITOPO_MAX_DIMS)
-static void pack_record(const cart_request_t *r, int valid, int *rec)
+/* The arguments that must match on every process, in full: compared
+ * across processes (mpitopo__agree) to name the first that differs. */
+typedef struct cart_record {
+    int ndims, reorder, weight;
+    int dims[MPITOPO_MAX_DIMS], periods[MPITOPO_MAX_DIMS]; /* periods as 0/1 */
+    char stencil[256], mapper[64];
+} cart_record_t;
+
+static void pack_record(const cart_request_t *r, cart_record_t *rec)
 {
-    memset(rec, 0, RECORD_LEN * sizeof *rec);
-    rec[0] = valid;
-    if (!valid)
-        return;
-    rec[1] = r->ndims;
-    rec[2] = r->reorder != 0;
-    rec[3] = text_hash(r->stencil, r->mapper);
+    memset(rec, 0, sizeof *rec);
+    rec->ndims = r->ndims;
+    rec->reorder = r->reorder != 0;
+    rec->weight = (int)r->weight;
     for (int i = 0; i < r->ndims; i++) {
-        rec[4 + i] = r->dims[i];
-        rec[4 + MPITOPO_MAX_DIMS + i] = r->periods[i] != 0;
+        rec->dims[i] = r->dims[i];
+        rec->periods[i] = r->periods[i] != 0;
     }
+    memcpy(rec->stencil, r->stencil, sizeof rec->stencil);
+    memcpy(rec->mapper, r->mapper, sizeof rec->mapper);
 }
 
 /* What differs between two records, e.g. "dims[1] = 4 (process 0: 2)". */
-static void describe_difference(const int *mine, const int *root, char *out, size_t len)
+static void describe_difference(const void *mine_, const void *root_, char *out, size_t len)
 {
-    static const char *const head[] = {"arguments valid", "ndims", "reorder", "stencil, mapper or weights"};
-    for (int k = 0; k < RECORD_LEN; k++) {
-        if (mine[k] == root[k])
-            continue;
-        if (k == 0)
-            snprintf(out, len, "its arguments are %s", mine[0] ? "valid but process 0's are not" : "invalid");
-        else if (k == 3)
-            snprintf(out, len, "the %s differ", head[k]);
-        else if (k < 4)
-            snprintf(out, len, "%s = %d (process 0: %d)", head[k], mine[k], root[k]);
-        else
-            snprintf(out, len, "%s[%d] = %d (process 0: %d)", k < 4 + MPITOPO_MAX_DIMS ? "dims" : "periods",
-                     (k - 4) % MPITOPO_MAX_DIMS, mine[k], root[k]);
+    const cart_record_t *mine = mine_, *root = root_;
+    if (mine->ndims != root->ndims) {
+        snprintf(out, len, "ndims = %d (process 0: %d)", mine->ndims, root->ndims);
         return;
     }
-    snprintf(out, len, "nothing");
+    for (int i = 0; i < mine->ndims; i++)
+        if (mine->dims[i] != root->dims[i]) {
+            snprintf(out, len, "dims[%d] = %d (process 0: %d)", i, mine->dims[i], root->dims[i]);
+            return;
+        }
+    for (int i = 0; i < mine->ndims; i++)
+        if (mine->periods[i] != root->periods[i]) {
+            snprintf(out, len, "periods[%d] = %d (process 0: %d)", i, mine->periods[i], root->periods[i]);
+            return;
+        }
+    if (mine->reorder != root->reorder)
+        snprintf(out, len, "reorder = %d (process 0: %d; info mpitopo_reorder included)", mine->reorder,
+                 root->reorder);
+    else if (strcmp(mine->stencil, root->stencil) != 0)
+        snprintf(out, len, "stencil = \"%.100s\" (process 0: \"%.100s\")", mine->stencil, root->stencil);
+    else if (strcmp(mine->mapper, root->mapper) != 0)
+        snprintf(out, len, "info mpitopo_mapper = \"%s\" (process 0: \"%s\")", mine->mapper, root->mapper);
+    else
+        snprintf(out, len, "info mpitopo_weights = %s (process 0: %s)",
+                 mpitopo_weight_name((mpitopo_weight_t)mine->weight),
+                 mpitopo_weight_name((mpitopo_weight_t)root->weight));
 }
 
 /*
- * Debug check (STYLE.md): compare every process's arguments with rank 0's
- * and name the lowest rank that differs, the argument and both values.
- * Collective: one broadcast and one allreduce, plus one broadcast of the
- * description when something differs. `local` is this process's validation
- * result, so that arguments invalid on some processes only are reported as
- * a mismatch everywhere.
+ * Every process learns whether every process's arguments are valid and
+ * the same (mpitopo__agree: one allreduce; more only on an error), so
+ * that a process with bad arguments never leaves the others waiting and
+ * arguments that differ never give a communicator that disagrees. `local`
+ * is this process's validation result.
  */
 static int agree_on_args(const cart_request_t *r, int local)
 {
-    int mine[RECORD_LEN], root[RECORD_LEN];
-    pack_record(r, local == MPITOPO_SUCCESS, mine);
-    memcpy(root, mine, sizeof root);
-    int rc = PMPI_Bcast(root, RECORD_LEN, MPI_INT, 0, r->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    int differs = memcmp(root, mine, sizeof root) != 0 ? r->rank : INT_MAX, first = INT_MAX;
-    if ((rc = PMPI_Allreduce(&differs, &first, 1, MPI_INT, MPI_MIN, r->comm)) != MPI_SUCCESS)
-        return rc;
-    if (first == INT_MAX)
-        return local;
-    char what[128] = "";
-    if (first == r->rank)
-        describe_difference(mine, root, what, sizeof what);
-    if ((rc = PMPI_Bcast(what, sizeof what, MPI_CHAR, first, r->comm)) != MPI_SUCCESS)
-        return rc;
-    what[sizeof what - 1] = '\0';
-    return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
-                             "the arguments differ between processes: on process %d, %s", first, what);
+    cart_record_t rec;
+    mpitopo__agree_t a = {.func = r->func, .comm = r->comm, .rank = r->rank, .record = &rec,
+                          .record_len = sizeof rec, .describe = describe_difference};
+    if (local == MPITOPO_SUCCESS) {
+        pack_record(r, &rec);
+        mpitopo__agree_arg(&a, "ndims", r->ndims);
+        mpitopo__agree_hash(&a, "dims", rec.dims, sizeof rec.dims);
+        mpitopo__agree_hash(&a, "periods", rec.periods, sizeof rec.periods);
+        mpitopo__agree_arg(&a, "reorder", rec.reorder);
+        mpitopo__agree_string(&a, "stencil", r->stencil);
+        mpitopo__agree_string(&a, "info mpitopo_mapper", r->mapper);
+        mpitopo__agree_arg(&a, "info mpitopo_weights", rec.weight);
+    } else {
+        memset(&rec, 0, sizeof rec);
+        a.nargs = 7; /* the same vector length everywhere; values ignored */
+    }
+    return mpitopo__agree(&a, local);
 }
 
 /* ---- info keys --------------------------------------------------------- */
@@ -284,9 +309,12 @@ static int reordered_create(const cart_request_t *r, MPI_Comm *newcomm)
 
 /* ---- public functions -------------------------------------------------- */
 
-/* Validation shared by create and map: local checks, info, then (when
- * enabled) the cross-process comparison. */
-static int prepare(cart_request_t *r, const char *stencil, MPI_Info info, int with_topology)
+/* Validation shared by create and map: the local checks that cannot
+ * communicate (MPI state, comm), then this process's arguments (`out`:
+ * the output pointer, named `out_name`), then the agreement of every
+ * process on them. */
+static int prepare(cart_request_t *r, const char *stencil, MPI_Info info, int with_topology, const void *out,
+                   const char *out_name)
 {
     int rc;
     if ((rc = mpitopo__check_mpi(r->func)) != MPITOPO_SUCCESS ||
@@ -295,20 +323,21 @@ static int prepare(cart_request_t *r, const char *stencil, MPI_Info info, int wi
     if ((rc = PMPI_Comm_rank(r->comm, &r->rank)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_size(r->comm, &r->size)) != MPI_SUCCESS)
         return rc;
-    int local = read_info(r, stencil, info);
+    int local = out ? MPITOPO_SUCCESS : mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL", out_name);
+    if (local == MPITOPO_SUCCESS)
+        local = read_info(r, stencil, info);
     if (local == MPITOPO_SUCCESS)
         local = check_grid(r, with_topology);
-    if (local > 0)
-        return local; /* MPI's own error, raised the same everywhere */
-    return mpitopo__check_args() ? agree_on_args(r, local) : local;
+    if (local == MPITOPO_SUCCESS)
+        local = check_stencil_size(r);
+    return agree_on_args(r, local);
 }
 
 static int cart_create_impl(cart_request_t *r, const char *stencil, MPI_Info info, MPI_Comm *newcomm)
 {
-    if (!newcomm)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "newcomm = NULL");
-    *newcomm = MPI_COMM_NULL;
-    int rc = prepare(r, stencil, info, 0);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
+    int rc = prepare(r, stencil, info, 0, newcomm, "newcomm");
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (!r->reorder || r->ndims == 0)
@@ -334,10 +363,9 @@ int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int pe
 
 static int cart_map_impl(cart_request_t *r, int *newrank)
 {
-    if (!newrank)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "newrank = NULL");
-    *newrank = MPI_UNDEFINED;
-    int rc = prepare(r, NULL, MPI_INFO_NULL, 1);
+    if (newrank)
+        *newrank = MPI_UNDEFINED;
+    int rc = prepare(r, NULL, MPI_INFO_NULL, 1, newrank, "newrank");
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (r->ndims == 0) {

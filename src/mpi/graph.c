@@ -118,49 +118,45 @@ static int check_general(graph_request_t *r, int n, const int *sources, const in
 
 /* ---- agreement --------------------------------------------------------- */
 
+/* The graph of mpitopo_graph_create (the same on every process), or
+ * nnodes < 0 for the dist-graph forms. */
+typedef struct whole_graph {
+    int nnodes;
+    const int *index, *edges;
+} whole_graph_t;
+
 /*
- * One allreduce tells every process whether any had bad arguments (the
- * lowest such rank), whether weights were given on some and not on others,
- * and, when checking, whether reorder, the info values or `digest` differ.
- * Returns the local error on the process that failed, an error naming that
- * process elsewhere, or MPITOPO_SUCCESS everywhere.
+ * One allreduce (mpitopo__agree) tells every process whether any had bad
+ * arguments (every process then returns the first one's error), whether
+ * reorder, the info values or (graph_create) the graph differ (every
+ * process returns MPITOPO_ERR_MISMATCH naming the first process that
+ * differs from process 0 and the argument), and, in two extra slots,
+ * whether weights were given on some processes and not on others.
  */
-static int agree(graph_request_t *r, int local, uint32_t digest)
+static int agree(graph_request_t *r, int local, const whole_graph_t *g)
 {
-    uint32_t h = mpitopo__hash(2166136261u, r->opt.mapper, strlen(r->opt.mapper));
-    h = mpitopo__hash(h, &r->opt.weight, sizeof r->opt.weight);
-    h = mpitopo__hash(h, &r->opt.reorder, sizeof r->opt.reorder);
-    int hash = (int)(mpitopo__hash(h, &digest, sizeof digest) & 0x3fffffff);
-    int check = mpitopo__check_args();
-    int v[6] = {local != MPITOPO_SUCCESS ? r->rank : INT_MAX,
-                local == MPITOPO_SUCCESS && r->weighted == 1 ? r->rank : INT_MAX,
-                local == MPITOPO_SUCCESS && r->weighted == 0 ? r->rank : INT_MAX,
-                check ? hash : 0, check ? -hash : 0, local > 0 ? local : INT_MAX};
-    int g[6];
-    int rc = PMPI_Allreduce(v, g, 6, MPI_INT, MPI_MIN, r->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (local != MPITOPO_SUCCESS)
-        return local;
-    if (g[5] != INT_MAX)
-        return g[5]; /* an MPI error elsewhere: pass its code on */
-    if (g[0] != INT_MAX)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "process %d of comm has invalid arguments (see its error)",
-                                 g[0]);
-    if (g[1] != INT_MAX && g[2] != INT_MAX)
-        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
-                                 "weights are given on process %d but MPI_UNWEIGHTED on process %d", g[1], g[2]);
-    if (g[3] != -g[4]) {
-        int first = hash != g[3] ? r->rank : INT_MAX;
-        if ((rc = PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, r->comm)) != MPI_SUCCESS)
-            return rc;
-        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
-                                 "the arguments differ between processes: process %d has another reorder, "
-                                 "info value (mpitopo_mapper, mpitopo_weights, mpitopo_reorder)%s than process %d",
-                                 first, digest ? " or graph" : "", first == 0 ? 1 : 0);
+    mpitopo__agree_t a = {.func = r->func, .comm = r->comm, .rank = r->rank, .nextra = 2};
+    int ok = local == MPITOPO_SUCCESS;
+    a.extra[0] = ok && r->weighted == 1 ? r->rank : INT_MAX;
+    a.extra[1] = ok && r->weighted == 0 ? r->rank : INT_MAX;
+    mpitopo__agree_arg(&a, "reorder (with info mpitopo_reorder)", ok ? r->opt.reorder : 0);
+    mpitopo__agree_string(&a, "info mpitopo_mapper", ok ? r->opt.mapper : "");
+    mpitopo__agree_arg(&a, "info mpitopo_weights", ok ? (int)r->opt.weight : 0);
+    if (g) {
+        int nedges = ok && g->nnodes > 0 ? g->index[g->nnodes - 1] : 0;
+        mpitopo__agree_arg(&a, "nnodes", ok ? g->nnodes : 0);
+        mpitopo__agree_hash(&a, "index", g->index, ok && g->nnodes > 0 ? (size_t)g->nnodes * sizeof(int) : 0);
+        mpitopo__agree_hash(&a, "edges", g->edges, (size_t)nedges * sizeof(int));
     }
+    int rc = mpitopo__agree(&a, local);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (a.extra[0] != INT_MAX && a.extra[1] != INT_MAX)
+        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
+                                 "weights are given on process %d but MPI_UNWEIGHTED on process %d", a.extra[0],
+                                 a.extra[1]);
     /* From here on, whether the graph is weighted at all. */
-    r->weighted = g[1] != INT_MAX;
+    r->weighted = a.extra[0] != INT_MAX;
     return MPITOPO_SUCCESS;
 }
 
@@ -487,16 +483,17 @@ static int all_ok(const graph_request_t *r, MPI_Comm comm, int local)
     return MPITOPO_SUCCESS;
 }
 
-/* Local start of every function: MPI state, comm, rank and size, the info
- * keys over the given defaults. */
-static int begin(graph_request_t *r, MPI_Info info, int reorder, const void *out)
+/* Local start of every function: MPI state, comm, rank and size (errors
+ * returned at once: no process can communicate on such a comm), then
+ * *local: the output pointer (`out`, named `out_name`) and the info keys
+ * over the given defaults, to be agreed on. */
+static int begin(graph_request_t *r, MPI_Info info, int reorder, const void *out, const char *out_name,
+                 int *local)
 {
     int rc;
     if ((rc = mpitopo__check_mpi(r->func)) != MPITOPO_SUCCESS ||
         (rc = mpitopo__check_intracomm(r->comm, r->func)) != MPITOPO_SUCCESS)
         return rc;
-    if (!out)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "the output argument is NULL");
     if ((rc = PMPI_Comm_rank(r->comm, &r->rank)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_size(r->comm, &r->size)) != MPI_SUCCESS)
         return rc;
@@ -504,7 +501,9 @@ static int begin(graph_request_t *r, MPI_Info info, int reorder, const void *out
     r->opt.weight = MPITOPO_WEIGHT_BYTES;
     r->opt.reorder = reorder != 0;
     r->nroles = r->size;
-    return mpitopo__topo_options_read(r->func, info, &r->opt);
+    *local = out ? mpitopo__topo_options_read(r->func, info, &r->opt)
+                 : mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL", out_name);
+    return MPITOPO_SUCCESS;
 }
 
 /* What the dist-graph forms share once the arguments are checked locally:
@@ -520,7 +519,7 @@ static int dist_reorder(graph_request_t *r, int local, const edge_list_t *e, MPI
         if (!counts || !displs)
             local = MPITOPO_NOMEM("the edge counts");
     }
-    int rc = agree(r, local, 0);
+    int rc = agree(r, local, NULL);
     if (rc == MPITOPO_SUCCESS && r->opt.reorder) {
         const mpitopo_nodeinfo_t *ni;
         const mpitopo_machine_t *m;
@@ -562,12 +561,14 @@ static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, c
                          int outdegree, const int *destinations, const int *destweights, MPI_Info info,
                          int reorder, MPI_Comm *newcomm, int topology)
 {
-    int rc = begin(r, info, reorder, newcomm);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
+    int local, rc = begin(r, info, reorder, newcomm, topology ? "newcomm" : "reordered", &local);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    *newcomm = MPI_COMM_NULL;
     edge_list_t e = {0, NULL};
-    int local = check_adjacent(r, indegree, sources, sourceweights, outdegree, destinations, destweights);
+    if (local == MPITOPO_SUCCESS)
+        local = check_adjacent(r, indegree, sources, sourceweights, outdegree, destinations, destweights);
     if (local == MPITOPO_SUCCESS && r->opt.reorder)
         local = collect_adjacent(r, outdegree, destinations, destweights, &e);
     MPI_Comm ordered;
@@ -619,13 +620,15 @@ static int general_impl(graph_request_t *r, int n, const int *sources, const int
                         const int *destinations, const int *weights, MPI_Info info, int reorder,
                         MPI_Comm *newcomm)
 {
-    int rc = begin(r, info, reorder, newcomm);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
+    int local, rc = begin(r, info, reorder, newcomm, "newcomm", &local);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    *newcomm = MPI_COMM_NULL;
     edge_list_t e = {0, NULL};
     int64_t nedges = 0;
-    int local = check_general(r, n, sources, degrees, destinations, weights, &nedges);
+    if (local == MPITOPO_SUCCESS)
+        local = check_general(r, n, sources, degrees, destinations, weights, &nedges);
     if (local == MPITOPO_SUCCESS && r->opt.reorder)
         local = collect_general(r, n, sources, degrees, destinations, weights, (int)nedges, &e);
     MPI_Comm ordered;
@@ -652,8 +655,8 @@ int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int sources[], const i
 /* ---- MPI_Graph_create and MPI_Graph_map -------------------------------- */
 
 /* The graph of Graph_create: nnodes in [0, size], index non-decreasing
- * from >= 0, edges in [0, nnodes). *digest hashes it for the comparison. */
-static int check_graph(graph_request_t *r, int nnodes, const int *index, const int *edges, uint32_t *digest)
+ * from >= 0, edges in [0, nnodes). */
+static int check_graph(graph_request_t *r, int nnodes, const int *index, const int *edges)
 {
     if (nnodes < 0 || nnodes > r->size)
         return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "nnodes = %d must be in [0, %d] (the size of comm)",
@@ -670,12 +673,6 @@ static int check_graph(graph_request_t *r, int nnodes, const int *index, const i
         if (edges[k] < 0 || edges[k] >= nnodes)
             return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "edges[%d] = %d out of range [0, %d)", k, edges[k],
                                      nnodes);
-    uint32_t h = mpitopo__hash(2166136261u, &nnodes, sizeof nnodes);
-    if (nnodes > 0) {
-        h = mpitopo__hash(h, index, (size_t)nnodes * sizeof *index);
-        h = mpitopo__hash(h, edges, (size_t)nedges * sizeof *edges);
-    }
-    *digest = h | 1; /* never 0: 0 means "no graph" to agree() */
     r->nroles = nnodes;
     r->weighted = 1; /* one unit per edge, duplicates adding up */
     return MPITOPO_SUCCESS;
@@ -702,14 +699,15 @@ static int graph_role(graph_request_t *r, const int *index, const int *edges, in
 }
 
 static int graph_prepare(graph_request_t *r, int nnodes, const int *index, const int *edges, int reorder,
-                         const void *out)
+                         const void *out, const char *out_name)
 {
-    int rc = begin(r, MPI_INFO_NULL, reorder, out);
+    int local, rc = begin(r, MPI_INFO_NULL, reorder, out, out_name, &local);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    uint32_t digest = 0;
-    int local = check_graph(r, nnodes, index, edges, &digest);
-    return agree(r, local, digest);
+    if (local == MPITOPO_SUCCESS)
+        local = check_graph(r, nnodes, index, edges);
+    whole_graph_t g = {nnodes, index, edges};
+    return agree(r, local, &g);
 }
 
 static int graph_create_impl(graph_request_t *r, int nnodes, const int *index, const int *edges, int reorder,
@@ -717,7 +715,7 @@ static int graph_create_impl(graph_request_t *r, int nnodes, const int *index, c
 {
     if (newcomm)
         *newcomm = MPI_COMM_NULL;
-    int rc = graph_prepare(r, nnodes, index, edges, reorder, newcomm);
+    int rc = graph_prepare(r, nnodes, index, edges, reorder, newcomm, "newcomm");
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (!r->opt.reorder || nnodes == 0)
@@ -743,7 +741,7 @@ static int graph_map_impl(graph_request_t *r, int nnodes, const int *index, cons
 {
     if (newrank)
         *newrank = MPI_UNDEFINED;
-    int rc = graph_prepare(r, nnodes, index, edges, 1, newrank);
+    int rc = graph_prepare(r, nnodes, index, edges, 1, newrank, "newrank");
     if (rc != MPITOPO_SUCCESS || nnodes == 0)
         return rc;
     return graph_role(r, index, edges, newrank);

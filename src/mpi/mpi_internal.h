@@ -73,8 +73,72 @@ typedef struct mpitopo__topo_options {
 /* Read the keys into *o (errors MPITOPO_ERR_PARSE naming key and value). */
 int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_options_t *o);
 
+/* The offsets of a star (2 ndims radius) or Moore ((2 radius + 1)^ndims - 1)
+ * stencil, or -1 above MPITOPO_MAX_STENCIL_OFFSETS; 0 for radius 0. */
+long long mpitopo__stencil_offsets(int ndims, int moore, long long radius);
+/* The one check of that limit, with the one message: MPITOPO_ERR_ARG
+ * "<func>: <name> = "<stencil>" on <ndims> dimensions has more than
+ * 1048576 offsets". */
+int mpitopo__stencil_check(const char *func, const char *name, const char *stencil, int ndims, int moore,
+                           long long radius);
+
 /* FNV-1a over len bytes, continuing from h (start with 2166136261u): to
  * compare arguments across processes. */
 uint32_t mpitopo__hash(uint32_t h, const void *data, size_t len);
+
+/*
+ * Agreement on the arguments of a collective call, in every build (agree.c).
+ * A process that finds its arguments invalid must not return while the
+ * others go on into the next collective, and arguments that differ between
+ * processes but look valid (ndims, reorder, a mapper, a graph) must not give
+ * communicators that disagree. So every creation starts with
+ * mpitopo__agree: ONE allreduce of a few ints carrying "my arguments are
+ * valid" (the lowest faulty rank), each argument that must match (its value,
+ * or a hash of it: mpitopo__agree_hash) as a (min, max) pair, and the
+ * caller's extra slots reduced with MPI_MIN (e.g. the lowest rank that gives
+ * weights). More collectives follow only on an error:
+ *  - a faulty process: it broadcasts its code and message; every process
+ *    returns that code, the others with "process P of comm has invalid
+ *    arguments: <its message>";
+ *  - arguments that differ: process 0's record (or values) is broadcast and
+ *    the lowest process that differs says how, e.g. "on process 3, ndims =
+ *    2 (process 0: 3)"; every process returns MPITOPO_ERR_MISMATCH with
+ *    that message.
+ * With MPITOPO_CHECK_ARGS=1 on any process the record (when the caller
+ * gives one) is compared even when every value agrees, so that a hash
+ * collision cannot hide a difference. Collective over comm; returns
+ * MPITOPO_SUCCESS on every process or an error on every process.
+ */
+#define MPITOPO__AGREE_ARGS 12
+#define MPITOPO__AGREE_EXTRA 4
+#define MPITOPO__AGREE_RECORD 1024 /* bytes of a record */
+#define MPITOPO__AGREE_MSG 320     /* characters of a shared message */
+typedef struct mpitopo__agree_arg {
+    const char *name; /* as in messages: "ndims", "info mpitopo_mapper" */
+    int value;
+    int hashed; /* value is a hash: messages cannot show it */
+} mpitopo__agree_arg_t;
+typedef struct mpitopo__agree {
+    const char *func;
+    MPI_Comm comm;
+    int rank;
+    int nargs;
+    mpitopo__agree_arg_t arg[MPITOPO__AGREE_ARGS];
+    int nextra;
+    int extra[MPITOPO__AGREE_EXTRA]; /* in: mine; out: the minimum over comm */
+    /* Optional: the arguments in full (fixed size, the same on every
+     * process) and how to tell what differs between mine and process 0's. */
+    const void *record;
+    size_t record_len;
+    void (*describe)(const void *mine, const void *root, char *out, size_t len);
+} mpitopo__agree_t;
+/* Add an argument compared by value, or by a hash of len bytes, or of a
+ * string (NULL and "" hash alike). Local. */
+void mpitopo__agree_arg(mpitopo__agree_t *a, const char *name, int value);
+void mpitopo__agree_hash(mpitopo__agree_t *a, const char *name, const void *data, size_t len);
+void mpitopo__agree_string(mpitopo__agree_t *a, const char *name, const char *s);
+/* local: this process's own verdict on its arguments (MPITOPO_SUCCESS, an
+ * mpitopo error with its message set, or an MPI error code). */
+int mpitopo__agree(mpitopo__agree_t *a, int local);
 
 #endif

@@ -79,3 +79,27 @@ uint32_t mpitopo__hash(uint32_t h, const void *data, size_t len)
         h = (h ^ s[i]) * 16777619u;
     return h;
 }
+
+long long mpitopo__stencil_offsets(int ndims, int moore, long long radius)
+{
+    if (ndims <= 0 || radius <= 0)
+        return 0;
+    if (!moore)
+        return radius <= MPITOPO_MAX_STENCIL_OFFSETS / (2LL * ndims) ? 2LL * ndims * radius : -1;
+    if (radius > MPITOPO_MAX_STENCIL_OFFSETS)
+        return -1;
+    long long n = 1;
+    for (int d = 0; d < ndims; d++)
+        if ((n *= 2 * radius + 1) > MPITOPO_MAX_STENCIL_OFFSETS + 1LL)
+            return -1;
+    return n - 1;
+}
+
+int mpitopo__stencil_check(const char *func, const char *name, const char *stencil, int ndims, int moore,
+                           long long radius)
+{
+    if (mpitopo__stencil_offsets(ndims, moore, radius) >= 0)
+        return MPITOPO_SUCCESS;
+    return mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s = \"%s\" on %d dimensions has more than %d offsets",
+                             name, stencil, ndims, MPITOPO_MAX_STENCIL_OFFSETS);
+}
