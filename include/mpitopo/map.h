@@ -12,107 +12,185 @@
 extern "C" {
 #endif
 
-/*
- * Mappings. A mapping places the nprocs processes of a pattern on distinct
- * leaves of a machine: leaf_of_proc[p] is the leaf of process p. When
+/**
+ * @defgroup mpitopo_mapping Mappings and grid dimensions
+ * @ingroup mpitopo
+ * @brief Mappers, launch placements and the dimensions of Cartesian grids.
+ *
+ * A mapping places the nprocs processes of a pattern on distinct leaves of
+ * a machine: leaf_of_proc[p] is the leaf of process p. When
  * nprocs == nleaves it is a permutation. Every mapper has the same
  * interface and is checked by the same metric code.
+ *
+ * The functions of this page make no MPI call.
+ * @threadsafe On distinct objects, and for concurrent reads of one machine
+ * or pattern.
+ * @{
  */
 
-/* Options shared by every mapper; start from MPITOPO_MAP_OPTIONS_INIT. */
+/** @brief Options shared by every mapper; start from #MPITOPO_MAP_OPTIONS_INIT. */
 typedef struct mpitopo_map_options {
-    mpitopo_weight_t weight; /* which edge weight to optimise */
-    uint64_t seed;           /* for randomised mappers */
-    const int *launch;       /* where processes sit now (nprocs leaves), NULL = block */
-    int never_worse;         /* keep `launch` when the result's weighted cost is not lower */
+    mpitopo_weight_t weight; /**< which edge weight to optimise */
+    uint64_t seed;           /**< for randomised mappers */
+    const int *launch;       /**< where processes sit now (nprocs leaves), NULL = block */
+    int never_worse;         /**< keep `launch` when the result's weighted cost is not lower */
 } mpitopo_map_options_t;
+/** @brief Default options: bytes, seed 1, block launch, no never-worse guard.
+ * @hideinitializer */
 #define MPITOPO_MAP_OPTIONS_INIT {MPITOPO_WEIGHT_BYTES, 1, NULL, 0}
 
-/* A registered mapper, as listed by mpitopo_mapper_at. Mappers run only
- * through mpitopo_map, which checks their arguments and their result. */
+/** @brief A registered mapper, as listed by mpitopo_mapper_at(). Mappers run
+ * only through mpitopo_map(), which checks their arguments and their result. */
 typedef struct mpitopo_mapper {
-    const char *name;    /* "block", "rr", ... */
-    const char *summary; /* one line for --help */
-    int needs_cart;      /* 1: only for patterns from mpitopo_pattern_cart */
+    const char *name;    /**< "block", "rr", ... */
+    const char *summary; /**< one line for --help */
+    int needs_cart;      /**< 1: only for patterns from mpitopo_pattern_cart() */
 } mpitopo_mapper_t;
 
-/* The registered mappers, in registration order. */
+/**
+ * @brief Number of registered mappers.
+ * @return the number of mappers, listed by mpitopo_mapper_at() in
+ *         registration order.
+ */
 MPITOPO_API int mpitopo_mapper_count(void);
+/**
+ * @brief A registered mapper, in registration order.
+ * @param[in] index 0..mpitopo_mapper_count()-1
+ * @return the mapper (static, never freed), or NULL when index is out of range.
+ */
 MPITOPO_API const mpitopo_mapper_t *mpitopo_mapper_at(int index);
-/* Look a mapper up by name; MPITOPO_ERR_NOT_FOUND lists the known names. */
+/**
+ * @brief Look a mapper up by name.
+ * @param[in] name the mapper's name
+ * @param[out] mapper the mapper (static, never freed)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_NOT_FOUND no such mapper (the message lists the known names)
+ */
 MPITOPO_API int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **mapper);
 
-/*
- * Run the mapper given by `spec` ("name" or "name:args"), then check that the
- * result places every process on a distinct valid leaf. With
- * options->never_worse, the launch placement is kept when the result does not
- * lower the weighted cost; *kept_launch (may be NULL) tells whether it was.
- * Requires nprocs <= nleaves.
+/**
+ * @brief Run a mapper, then check its result.
+ *
+ * Runs the mapper given by `spec` ("name" or "name:args"), then checks that
+ * the result places every process on a distinct valid leaf. With
+ * options->never_worse, the launch placement is kept when the result does
+ * not lower the weighted cost. Requires nprocs <= nleaves.
+ * @param[in] spec the mapper: "name" or "name:args"
+ * @param[in] machine the machine
+ * @param[in] pattern the pattern of nprocs processes
+ * @param[in] options the options, or NULL for #MPITOPO_MAP_OPTIONS_INIT
+ * @param[out] leaf_of_proc nprocs ints, caller-allocated: the mapping;
+ *             unspecified on error
+ * @param[out] kept_launch 1 when the launch placement was kept by the
+ *             never-worse guard, else 0; may be NULL
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers, more processes than leaves, an
+ *         invalid launch or weight in options, an argument given to a
+ *         mapper that takes none
+ * @retval MPITOPO_ERR_NOT_FOUND unknown mapper
+ * @retval MPITOPO_ERR_RANGE a leaf out of range (in options->launch)
+ * @retval MPITOPO_ERR_INTERNAL the mapper returned an invalid mapping
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @return also whatever the mapper returns (e.g. #MPITOPO_ERR_PARSE for bad
+ *         mapper arguments).
  */
 MPITOPO_API int mpitopo_map(const char *spec, const mpitopo_machine_t *machine,
                             const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
                             int *leaf_of_proc, int *kept_launch);
 
-/* Check that leaf_of_proc places nprocs processes on distinct leaves of
- * machine; the error message names the first offending process. */
+/**
+ * @brief Check that a mapping places processes on distinct leaves of a machine.
+ * @param[in] machine the machine
+ * @param[in] nprocs number of processes, in [0, nleaves]
+ * @param[in] leaf_of_proc nprocs leaves
+ * @retval MPITOPO_SUCCESS the mapping is valid
+ * @retval MPITOPO_ERR_ARG NULL pointers, nprocs outside [0, nleaves], two
+ *         processes on one leaf (the message names the first offending
+ *         process)
+ * @retval MPITOPO_ERR_RANGE a leaf out of range (the message names the
+ *         first offending process)
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
 MPITOPO_API int mpitopo_mapping_check(const mpitopo_machine_t *machine, int nprocs,
                                       const int *leaf_of_proc);
 
-/*
- * Launch placements, as a resource manager would place ranks:
- *   "block"        rank p on leaf p (fills node after node);
- *   "rr"           round-robin over compute nodes: round k gives the k-th leaf
- *                  of every node that still has one, in node order, so with
- *                  equal nodes rank p lands on node p mod nnodes; full nodes
- *                  drop out of later rounds;
- *   "random:SEED"  a uniformly random set of distinct leaves.
+/**
+ * @brief Launch placements, as a resource manager would place ranks.
+ *
+ * @verbatim
+   "block"        rank p on leaf p (fills node after node);
+   "rr"           round-robin over compute nodes: round k gives the k-th leaf
+                  of every node that still has one, in node order, so with
+                  equal nodes rank p lands on node p mod nnodes; full nodes
+                  drop out of later rounds;
+   "random:SEED"  a uniformly random set of distinct leaves.
+   @endverbatim
  * These are also registered as the mappers "block", "rr" and "random";
  * the mapper "identity" keeps options->launch.
+ * @param[in] machine the machine
+ * @param[in] nprocs number of processes, in [0, nleaves]
+ * @param[in] spec "block", "rr" or "random:SEED"
+ * @param[out] leaf_of_proc nprocs ints, caller-allocated: the placement;
+ *             unspecified on error
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers, nprocs outside [0, nleaves]
+ * @retval MPITOPO_ERR_PARSE a placement spec that is not block, rr or random:SEED
+ * @retval MPITOPO_ERR_NOMEM out of memory
  */
 MPITOPO_API int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *spec,
                                   int *leaf_of_proc);
-/* Errors of the functions above: MPITOPO_ERR_ARG (NULL pointers, nprocs
- * outside [0, nleaves], an invalid launch or weight in options, an argument
- * given to a mapper that takes none), MPITOPO_ERR_PARSE (a placement spec
- * that is not block, rr or random:SEED), MPITOPO_ERR_NOT_FOUND (unknown
- * mapper), MPITOPO_ERR_RANGE (a leaf out of range), MPITOPO_ERR_NOMEM, and
- * whatever a mapper returns. On error leaf_of_proc is unspecified. */
 
-
-/*
- * Dimensions of a Cartesian grid, as MPI_Dims_create should compute them:
- * the entries of dims that are 0 on input are filled so that prod(dims) ==
+/**
+ * @brief Dimensions of a Cartesian grid, as MPI_Dims_create should compute them.
+ *
+ * The entries of dims that are 0 on input are filled so that prod(dims) ==
  * nprocs and the filled entries are as balanced as possible (smallest
  * max - min, then smallest max), in non-increasing order; non-zero entries
  * are kept. Exact for every nprocs up to 2^31 - 1.
- * Errors: MPITOPO_ERR_ARG for nprocs < 1, ndims < 0 or > MPITOPO_MAX_DIMS,
- * dims NULL with ndims > 0, or a negative entry (message names it);
- * MPITOPO_ERR_RANGE when the product of the non-zero entries does not
- * divide nprocs (or every entry is fixed and the product differs). On
- * error dims is unchanged.
+ * @param[in] nprocs number of processes, >= 1
+ * @param[in] ndims number of dimensions, 0..#MPITOPO_MAX_DIMS
+ * @param[in,out] dims ndims entries: 0 to be filled, or fixed (>= 1);
+ *                unchanged on error
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG nprocs < 1, ndims < 0 or > #MPITOPO_MAX_DIMS, dims
+ *         NULL with ndims > 0, or a negative entry (the message names it)
+ * @retval MPITOPO_ERR_RANGE the product of the non-zero entries does not
+ *         divide nprocs (or every entry is fixed and the product differs)
  */
 MPITOPO_API int mpitopo_dims_create(int nprocs, int ndims, int *dims);
 
-/*
- * Node-aware dimensions: like mpitopo_dims_create, but for nprocs processes
- * in nodes of procs_per_node (which must divide nprocs), choose the
- * factorisation whose best node box (a box of procs_per_node processes
- * tiling the grid) cuts the fewest edges of a star stencil of radius 1 with
- * the given periods (NULL: all periodic). Only factorisations at most twice
- * as unbalanced (max/min of the filled entries) as the most balanced one are
- * considered, so the grid stays usable for the application; ties go to the
- * more balanced (then lexicographically smaller). 576 processes, 36 per
- * node, 3-D: 12x8x6 where MPI gives 9x8x8, with node box 3x2x6 when all
+/**
+ * @brief Node-aware dimensions: like mpitopo_dims_create(), but the grid cut
+ * into nodes of procs_per_node processes cuts the fewest edges.
+ *
+ * For nprocs processes in nodes of procs_per_node (which must divide
+ * nprocs), choose the factorisation whose best node box (a box of
+ * procs_per_node processes tiling the grid) cuts the fewest edges of a star
+ * stencil of radius 1 with the given periods. Only factorisations at most
+ * twice as unbalanced (max/min of the filled entries) as the most balanced
+ * one are considered, so the grid stays usable for the application; ties go
+ * to the more balanced (then lexicographically smaller). 576 processes, 36
+ * per node, 3-D: 12x8x6 where MPI gives 9x8x8, with node box 3x2x6 when all
  * dimensions are periodic (a box spanning a periodic dimension cuts nothing
- * there) and 3x4x3 when they are open. node_box (ndims entries, may be
- * NULL) receives the box. When procs_per_node does not divide nprocs the
- * result is mpitopo_dims_create's and node_box is all zeros (when it
- * divides, a box always exists).
- * Errors: those of mpitopo_dims_create; MPITOPO_ERR_ARG for
- * procs_per_node < 1; MPITOPO_ERR_NOMEM (one work area of about 60 KB).
+ * there) and 3x4x3 when they are open. When procs_per_node does not divide
+ * nprocs the result is mpitopo_dims_create()'s and node_box is all zeros
+ * (when it divides, a box always exists).
+ * @param[in] nprocs number of processes, >= 1
+ * @param[in] procs_per_node processes per node, >= 1
+ * @param[in] ndims number of dimensions, 0..#MPITOPO_MAX_DIMS
+ * @param[in,out] dims as for mpitopo_dims_create()
+ * @param[in] periods ndims flags, or NULL for all periodic
+ * @param[out] node_box ndims entries, may be NULL: the node box
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG those of mpitopo_dims_create(); procs_per_node < 1
+ * @retval MPITOPO_ERR_RANGE as mpitopo_dims_create()
+ * @retval MPITOPO_ERR_NOMEM out of memory (one work area of about 60 KB)
  */
 MPITOPO_API int mpitopo_dims_create_nodes(int nprocs, int procs_per_node, int ndims, int *dims,
                                           const int *periods, int *node_box);
+
+/** @} */
 
 #ifdef __cplusplus
 }
