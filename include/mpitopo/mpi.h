@@ -12,43 +12,61 @@
 extern "C" {
 #endif
 
-/*
- * Node information of a communicator, computed once and cached on it through
- * an attribute (copied by reference on MPI_Comm_dup, released when the
- * communicator is freed, and at MPI_Finalize at the latest).
+/**
+ * @defgroup mpitopo_nodes Nodes and machine of a communicator
+ * @ingroup mpitopo
+ * @brief The compute nodes of a communicator, its machine, and emulated machines.
+ *
+ * Node information of a communicator is computed once and cached on it
+ * through an attribute (copied by reference on MPI_Comm_dup, released when
+ * the communicator is freed, and at MPI_Finalize at the latest).
  *
  * Nodes are what MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) reports, unless
  * MPITOPO_EMULATE is set: then MPI_COMM_WORLD is placed on the emulated
- * machine it describes (see mpitopo_emulation below) and nodes are those.
+ * machine it describes (see mpitopo_emulation()) and nodes are those.
+ * @{
  */
+
+/** @brief Node information of a communicator (mpitopo_comm_nodeinfo()). */
 typedef struct mpitopo_nodeinfo {
-    MPI_Comm node_comm;   /* the processes of comm on my node; owned by the cache */
-    MPI_Comm leader_comm; /* one process per node (local rank 0); MPI_COMM_NULL elsewhere */
-    int node;             /* my node, 0..nnodes-1, numbered by lowest rank in comm */
-    int nnodes;
-    int local_rank;       /* my rank in node_comm */
-    int local_size;       /* size of node_comm */
-    int min_local_size;   /* smallest and largest node of comm */
-    int max_local_size;
-    int emulated;         /* 1 when the nodes come from MPITOPO_EMULATE */
+    MPI_Comm node_comm;   /**< the processes of comm on my node; owned by the cache */
+    MPI_Comm leader_comm; /**< one process per node (local rank 0); MPI_COMM_NULL elsewhere */
+    int node;             /**< my node, 0..nnodes-1, numbered by lowest rank in comm */
+    int nnodes;           /**< number of nodes of comm */
+    int local_rank;       /**< my rank in node_comm */
+    int local_size;       /**< size of node_comm */
+    int min_local_size;   /**< smallest node of comm (processes) */
+    int max_local_size;   /**< largest node of comm (processes) */
+    int emulated;         /**< 1 when the nodes come from MPITOPO_EMULATE */
 } mpitopo_nodeinfo_t;
 
-/*
- * Get (computing it the first time, collectively over comm) the node
- * information of comm. *info points into the cache and stays valid while
- * comm lives (and until MPI_Finalize at the latest). Collective over comm on
- * the first call for comm (and for its duplicates, which share the cache);
- * local afterwards. Thread safe for distinct communicators.
- * Errors: MPITOPO_ERR_ARG for info == NULL, comm == MPI_COMM_NULL, an
- * intercommunicator (returned by every process, so nobody hangs), or MPI not
- * initialized; a bad MPITOPO_EMULATE or MPITOPO_EMULATE_PLACEMENT (see
- * mpitopo_emulation) makes every process of comm return the error, whose
- * message names the variable and its value. MPI error codes pass through.
+/**
+ * @brief Get (computing it the first time, collectively over comm) the node
+ * information of a communicator.
+ *
+ * @param[in] comm the communicator (an intracommunicator)
+ * @param[out] info points into the cache and stays valid while comm lives
+ *             (and until MPI_Finalize at the latest)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG info == NULL, comm == MPI_COMM_NULL, an
+ *         intercommunicator (returned by every process, so nobody hangs),
+ *         or MPI not initialized
+ * @retval MPITOPO_ERR_* a bad MPITOPO_EMULATE or MPITOPO_EMULATE_PLACEMENT
+ *         (see mpitopo_emulation(): #MPITOPO_ERR_PARSE, #MPITOPO_ERR_ARG or
+ *         #MPITOPO_ERR_RANGE) makes every process of comm return the error,
+ *         whose message names the variable and its value
+ * @mpierr
+ * @collective{comm} On the first call for comm (and for its duplicates,
+ * which share the cache); local afterwards.
+ * @threadsafe For distinct communicators.
  */
 MPITOPO_API int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info);
 
-/*
- * The machine the processes of comm run on, with one leaf per process:
+/**
+ * @brief The machine the processes of a communicator run on, with one leaf
+ * per process.
+ *
+ * Its levels:
  *  - network levels: from MPITOPO_NETWORK (read once per MPI session), a list
  *    of name:count separated by blanks or commas, where count is how many
  *    units of the level below (nodes, for the last one) one unit holds:
@@ -57,136 +75,216 @@ MPITOPO_API int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **
  *    top-level units follows from the number of nodes. Without
  *    MPITOPO_NETWORK, under emulation, the emulated levels above "node";
  *    otherwise none;
- *  - "node": the nodes of mpitopo_comm_nodeinfo;
+ *  - "node": the nodes of mpitopo_comm_nodeinfo();
  *  - the levels inside a node: under emulation, those of the emulated
  *    description below "node"; otherwise "socket" and "core" (hwloc package
  *    and core logical indices) when every process is bound to a single core,
  *    and a flat "core" level labelled by local rank when any is not. When
  *    two processes of a node are bound to the same core, that node's core
  *    labels are the local ranks. Processes are never bound or rebound.
+ *
  * Level costs are those of the emulated description when the levels are
  * exactly its own (emulation without MPITOPO_NETWORK), the defaults of
- * mpitopo_machine_from_paths otherwise. leaf_of_rank (comm size ints,
- * caller-allocated) receives the leaf of every rank of comm.
- * Collective over comm: one allreduce and one allgather (after
- * mpitopo_comm_nodeinfo); O(size) memory on every rank. The caller destroys
- * the machine. Errors: those of mpitopo_comm_nodeinfo; MPITOPO_ERR_PARSE for
- * a bad MPITOPO_NETWORK (message names it); MPITOPO_ERR_MISMATCH when the
- * processes disagree on the levels (different environments); every process
- * of comm returns the error.
+ * mpitopo_machine_from_paths() otherwise.
+ * @param[in] comm the communicator
+ * @param[out] machine the machine; the caller destroys it
+ *             (mpitopo_machine_destroy())
+ * @param[out] leaf_of_rank comm size ints, caller-allocated: receives the
+ *             leaf of every rank of comm
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_* those of mpitopo_comm_nodeinfo()
+ * @retval MPITOPO_ERR_PARSE a bad MPITOPO_NETWORK (the message names it)
+ * @retval MPITOPO_ERR_MISMATCH the processes disagree on the levels
+ *         (different environments)
+ * @mpierr
+ * @collective{comm} One allreduce and one allgather (after
+ * mpitopo_comm_nodeinfo()); O(size) memory on every rank. Every process of
+ * comm returns the error.
  */
 MPITOPO_API int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank);
 
-/*
- * Emulation, read once from the environment (once per MPI session: the
+/**
+ * @brief The emulated machine, and the leaf of a world rank on it.
+ *
+ * Emulation is read once from the environment (once per MPI session: the
  * state is dropped at MPI_Finalize):
- *   MPITOPO_EMULATE="node:4 core:4"   any description with a "node" level
- *                                     (e.g. "switch:2 node:4 socket:2 core:2";
- *                                     commas may separate levels); it must
- *                                     have at least as many leaves as
- *                                     MPI_COMM_WORLD has processes.
- *                                     Unset or empty: emulation is off.
- *   MPITOPO_EMULATE_PLACEMENT=block|rr|random:SEED   how world ranks are
- *                                     placed on its leaves (default block),
- *                                     as mpitopo_placement does.
- * Returns the emulated machine (owned by the library, valid until
- * MPI_Finalize; NULL when emulation is off) and, for world rank
- * `world_rank`, its leaf (-1 when emulation is off; leaf may be NULL).
- * Local: no communication; the placement (world_size ints) is computed once.
- * Errors: MPITOPO_ERR_ARG for bad arguments; for a bad description, one
- * without a "node" level, fewer leaves than world_size, or a bad placement,
- * the error of the parser or placement (MPITOPO_ERR_PARSE, _ARG, _RANGE)
- * with a message naming the variable and its value, on every call.
+ * @verbatim
+   MPITOPO_EMULATE="node:4 core:4"   any description with a "node" level
+                                     (e.g. "switch:2 node:4 socket:2 core:2";
+                                     commas may separate levels); it must
+                                     have at least as many leaves as
+                                     MPI_COMM_WORLD has processes.
+                                     Unset or empty: emulation is off.
+   MPITOPO_EMULATE_PLACEMENT=block|rr|random:SEED   how world ranks are
+                                     placed on its leaves (default block),
+                                     as mpitopo_placement does.
+   @endverbatim
+ * The placement (world_size ints) is computed once.
+ * @param[in] world_rank a rank of MPI_COMM_WORLD
+ * @param[in] world_size the size of MPI_COMM_WORLD
+ * @param[out] machine the emulated machine (owned by the library, valid
+ *             until MPI_Finalize; NULL when emulation is off)
+ * @param[out] leaf the leaf of world_rank (-1 when emulation is off); may be NULL
+ * @retval MPITOPO_SUCCESS on success (also when emulation is off)
+ * @retval MPITOPO_ERR_ARG bad arguments
+ * @retval MPITOPO_ERR_* for a bad description, one without a "node" level,
+ *         fewer leaves than world_size, or a bad placement: the error of the
+ *         parser or placement (#MPITOPO_ERR_PARSE, #MPITOPO_ERR_ARG,
+ *         #MPITOPO_ERR_RANGE) with a message naming the variable and its
+ *         value, on every call
+ * @local
  */
 MPITOPO_API int mpitopo_emulation(int world_rank, int world_size, const mpitopo_machine_t **machine,
                                   int *leaf);
 
+/** @} */
 
-/*
- * Cartesian communicators that are really reordered.
+/**
+ * @defgroup mpitopo_cart Reordered Cartesian communicators
+ * @ingroup mpitopo
+ * @brief Cartesian communicators that are really reordered, and node-aware
+ * grid dimensions.
  *
- * mpitopo_cart_create is MPI_Cart_create with reorder honoured: with
- * reorder != 0 the processes are renumbered so that grid neighbours share a
- * node (and a socket, a switch, ... on every level of mpitopo_comm_machine)
- * as much as possible, using the "cart" mapper with the never-worse guard
- * (the original order is kept when the mapping does not lower the weighted
- * cost). The result is a real Cartesian communicator (MPI_Topo_test says
- * MPI_CART; every MPI_Cart_* and MPI_Neighbor_* call works on it): comm is
- * split in the new order, then PMPI_Cart_create is called with reorder = 0.
- * reorder == 0 is exactly PMPI_Cart_create. When prod(dims) < size, the
- * processes left out get MPI_COMM_NULL; with reorder they are chosen so
- * that whole nodes stay in (nodes whose sizes add up to prod(dims) when
- * some do), unless the original order is kept by the never-worse guard:
- * then, as with PMPI_Cart_create, ranks prod(dims) and up are left out. ndims == 0 gives a communicator of one process
- * (MPI-3 semantics): that of rank 0 with reorder == 0.
+ * mpitopo_cart_create() is MPI_Cart_create with reorder honoured: grid
+ * neighbours share a node (and a socket, a switch, ...) as much as
+ * possible. The machine is cached on comm (first call:
+ * mpitopo_comm_machine()), so a later creation costs one split plus one
+ * PMPI_Cart_create.
+ * @{
+ */
+
+/**
+ * @brief MPI_Cart_create with reorder honoured.
  *
- * Collective over comm. The machine is cached on comm (first call:
- * mpitopo_comm_machine), so a later creation costs one split plus one
- * PMPI_Cart_create. O(size) memory on every process. With MPITOPO_VERBOSE=1
- * rank 0 prints one line per creation, e.g.
- *   mpitopo: cart 128x128 on 1024 nodes x 16: off-node partners avg 2.12 -> 1.00
+ * With reorder != 0 the processes are renumbered so that grid neighbours
+ * share a node (and a socket, a switch, ... on every level of
+ * mpitopo_comm_machine()) as much as possible, using the "cart" mapper with
+ * the never-worse guard (the original order is kept when the mapping does
+ * not lower the weighted cost). The result is a real Cartesian
+ * communicator (MPI_Topo_test says MPI_CART; every MPI_Cart_* and
+ * MPI_Neighbor_* call works on it): comm is split in the new order, then
+ * PMPI_Cart_create is called with reorder = 0. reorder == 0 is exactly
+ * PMPI_Cart_create. When prod(dims) < size, the processes left out get
+ * MPI_COMM_NULL; with reorder they are chosen so that whole nodes stay in
+ * (nodes whose sizes add up to prod(dims) when some do), unless the
+ * original order is kept by the never-worse guard: then, as with
+ * PMPI_Cart_create, ranks prod(dims) and up are left out. ndims == 0 gives
+ * a communicator of one process (MPI-3 semantics): that of rank 0 with
+ * reorder == 0.
+ *
+ * The machine is cached on comm (first call: mpitopo_comm_machine()), so a
+ * later creation costs one split plus one PMPI_Cart_create. O(size) memory
+ * on every process. With MPITOPO_VERBOSE=1 rank 0 prints one line per
+ * creation, e.g.
+ * @verbatim
+   mpitopo: cart 128x128 on 1024 nodes x 16: off-node partners avg 2.12 -> 1.00
+   @endverbatim
  * With MPITOPO_CHECK_ARGS=1 (default in debug builds) the arguments are
  * compared across processes and a difference is reported with the rank,
  * the argument and both values.
- * Errors (every process returns one): MPITOPO_ERR_ARG for ndims < 0 or >
- * MPITOPO_MAX_DIMS, NULL arrays with ndims > 0, a dims entry < 1,
- * prod(dims) > size, newcomm NULL, an intercommunicator or MPI_COMM_NULL,
- * or a communicator that already has a topology; MPITOPO_ERR_MISMATCH for
- * arguments that differ between processes (when checked); errors of
- * mpitopo_comm_machine; MPI error codes pass through.
+ * @param[in] comm the communicator: an intracommunicator without a topology
+ * @param[in] ndims number of dimensions, 0..#MPITOPO_MAX_DIMS
+ * @param[in] dims ndims sizes, each >= 1, prod(dims) <= size of comm
+ * @param[in] periods ndims flags (non-zero: periodic)
+ * @param[in] reorder non-zero: renumber the processes
+ * @param[out] newcomm the new Cartesian communicator, or MPI_COMM_NULL on
+ *             the processes left out; free it with MPI_Comm_free
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG ndims < 0 or > #MPITOPO_MAX_DIMS, NULL arrays with
+ *         ndims > 0, a dims entry < 1, prod(dims) > size, newcomm NULL, an
+ *         intercommunicator or MPI_COMM_NULL, or a communicator that already
+ *         has a topology
+ * @retval MPITOPO_ERR_MISMATCH arguments that differ between processes
+ *         (when checked)
+ * @retval MPITOPO_ERR_* errors of mpitopo_comm_machine()
+ * @mpierr
+ * @collective{comm} Every process returns the error.
  */
 MPITOPO_API int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                                     int reorder, MPI_Comm *newcomm);
 
-/*
- * mpitopo_cart_create with the communication described. stencil (NULL or
- * "" = star of radius 1) uses the options of Cartesian pattern
- * descriptions: "star=R", "moore=R", "offsets=a,b;c,d", optionally followed
- * by ":weights=w0,w1,..." (per dimension) and ":bytes=B", e.g.
- * "moore=1:weights=4,1". info (MPI_INFO_NULL allowed) may set:
- *   mpitopo_stencil   same as stencil (the argument wins when both are set)
- *   mpitopo_mapper    cart (default), identity, block, rr, random[:SEED]
- *   mpitopo_weights   bytes (default), messages, unit: what the mapper minimises
- *   mpitopo_reorder   false: behave as reorder = 0
- * Unknown info keys are ignored, as MPI does. Errors: as above, plus
- * MPITOPO_ERR_PARSE for a bad stencil or info value (message names it).
+/**
+ * @brief mpitopo_cart_create() with the communication described.
+ *
+ * info may set:
+ * @verbatim
+   mpitopo_stencil   same as stencil (the argument wins when both are set)
+   mpitopo_mapper    cart (default), identity, block, rr, random[:SEED]
+   mpitopo_weights   bytes (default), messages, unit: what the mapper minimises
+   mpitopo_reorder   false: behave as reorder = 0
+   @endverbatim
+ * Unknown info keys are ignored, as MPI does.
+ * @param[in] comm as mpitopo_cart_create()
+ * @param[in] ndims as mpitopo_cart_create()
+ * @param[in] dims as mpitopo_cart_create()
+ * @param[in] periods as mpitopo_cart_create()
+ * @param[in] reorder as mpitopo_cart_create()
+ * @param[in] stencil NULL or "" = star of radius 1; otherwise the options of
+ *            Cartesian pattern descriptions: "star=R", "moore=R",
+ *            "offsets=a,b;c,d", optionally followed by ":weights=w0,w1,..."
+ *            (per dimension) and ":bytes=B", e.g. "moore=1:weights=4,1"
+ * @param[in] info MPI_INFO_NULL or the keys above
+ * @param[out] newcomm as mpitopo_cart_create()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_* as mpitopo_cart_create()
+ * @retval MPITOPO_ERR_PARSE also a bad stencil or info value (the message names it)
+ * @mpierr
+ * @collective{comm} Every process returns the error.
  */
 MPITOPO_API int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[],
                                       const int periods[], int reorder, const char *stencil,
                                       MPI_Info info, MPI_Comm *newcomm);
 
-/*
- * MPI_Cart_map done right: *newrank receives the rank the calling process
- * gets in the reordered grid of mpitopo_cart_create (reorder = 1), or
- * MPI_UNDEFINED when it is left out (prod(dims) < size). Collective over
- * comm on the first call (machine discovery), local afterwards. Errors: as
- * mpitopo_cart_create, except that a topology on comm is allowed.
+/**
+ * @brief MPI_Cart_map done right: the rank the calling process gets in the
+ * reordered grid of mpitopo_cart_create() (reorder = 1).
+ * @param[in] comm the communicator (a topology on it is allowed)
+ * @param[in] ndims as mpitopo_cart_create()
+ * @param[in] dims as mpitopo_cart_create()
+ * @param[in] periods as mpitopo_cart_create()
+ * @param[out] newrank the new rank, or MPI_UNDEFINED when the process is
+ *             left out (prod(dims) < size)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_* as mpitopo_cart_create(), except that a topology
+ *         on comm is allowed
+ * @mpierr
+ * @collective{comm} On the first call (machine discovery); local afterwards.
  */
 MPITOPO_API int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                                  int *newrank);
 
-/*
- * mpitopo_dims_create_nodes for the processes of comm: nprocs is the size
- * of comm and procs_per_node its (uniform) node size; when the nodes of
- * comm differ in size, this is mpitopo_dims_create. Collective over comm on
- * the first call, local afterwards. Errors: those of mpitopo_dims_create
- * and mpitopo_comm_nodeinfo.
+/**
+ * @brief mpitopo_dims_create_nodes() for the processes of a communicator.
+ *
+ * nprocs is the size of comm and procs_per_node its (uniform) node size;
+ * when the nodes of comm differ in size, this is mpitopo_dims_create().
+ * @param[in] comm the communicator
+ * @param[in] ndims number of dimensions
+ * @param[in,out] dims as for mpitopo_dims_create()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_* those of mpitopo_dims_create() and
+ *         mpitopo_comm_nodeinfo()
+ * @mpierr
+ * @collective{comm} On the first call; local afterwards.
  */
 MPITOPO_API int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
 
+/** @} */
 
-/*
- * Graph and dist-graph communicators that are really reordered.
+/**
+ * @defgroup mpitopo_graph Reordered graph and dist-graph communicators
+ * @ingroup mpitopo
+ * @brief Graph and dist-graph communicators that are really reordered.
  *
  * The graph describes the communication of the ranks (the roles of the
  * program). With reorder != 0 a mapper (default "tree") chooses which
  * process plays which rank, so that heavy edges stay inside a node (a
- * socket, a switch, ... on every level of mpitopo_comm_machine), with the
+ * socket, a switch, ... on every level of mpitopo_comm_machine()), with the
  * never-worse guard: the original order is kept when the mapping does not
  * lower the weighted cost. As for Cartesian grids, the process that gets
  * rank k in the new communicator takes over the role of rank k: its
  * neighbour lists are those given for rank k (by the process that had rank
- * k in comm), in the given order, with the neighbours' new ranks — which
+ * k in comm), in the given order, with the neighbours' new ranks, which
  * are the numbers given, since the neighbours' roles move with them. So
  * MPI_Dist_graph_neighbors, MPI_Graph_neighbors and every MPI_Neighbor_*
  * call on the result see exactly the input graph, and the program loads its
@@ -200,13 +298,17 @@ MPITOPO_API int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
  * be given on every process that has edges or on none (a process without
  * edges may pass MPI_WEIGHTS_EMPTY, MPI_UNWEIGHTED or NULL); they must be
  * >= 0. The info key
- *   mpitopo_weights   bytes (default), messages or unit
+ * @verbatim
+   mpitopo_weights   bytes (default), messages or unit
+   @endverbatim
  * says what the weights mean: bytes or messages sent along the edge (the
  * mapper minimises their sum times the distance), or nothing (every edge
  * counts 1, the weights are only passed on to MPI). Other info keys:
- *   mpitopo_mapper    tree (default), identity, block, rr, random[:SEED],
- *                     and scotch / metis when built with them
- *   mpitopo_reorder   false: behave as reorder = 0
+ * @verbatim
+   mpitopo_mapper    tree (default), identity, block, rr, random[:SEED],
+                     and scotch / metis when built with them
+   mpitopo_reorder   false: behave as reorder = 0
+   @endverbatim
  * The info is passed on to the PMPI_ constructor (MPI ignores keys it does
  * not know). Duplicate edges add up for the mapping and are kept in the
  * lists; self edges are kept and cost nothing.
@@ -215,26 +317,55 @@ MPITOPO_API int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
  * there (E = edges given by all processes, below 2^31 / 3), O(degree)
  * elsewhere; rank 0 scatters the new ranks, and with the adjacent form each
  * process sends its lists to the process taking its role (O(degree)).
- * mpitopo_graph_create has the whole graph on every process already: every
- * process maps it itself, no gather. Never a P x P matrix.
+ * mpitopo_graph_create() has the whole graph on every process already:
+ * every process maps it itself, no gather. Never a P x P matrix.
  *
- * Collective over comm. With MPITOPO_VERBOSE=1 rank 0 prints one line per
- * creation, e.g.
- *   mpitopo: dist_graph 64 ranks, 128 edges on 8 nodes x 8 (tree, bytes):
- *            off-node weight 96 -> 16, cost 1.2e+04 -> 4.1e+03
+ * Every constructor is collective over comm. With MPITOPO_VERBOSE=1 rank 0
+ * prints one line per creation, e.g.
+ * @verbatim
+   mpitopo: dist_graph 64 ranks, 128 edges on 8 nodes x 8 (tree, bytes):
+            off-node weight 96 -> 16, cost 1.2e+04 -> 4.1e+03
+   @endverbatim
  * With MPITOPO_CHECK_ARGS=1 (default in debug builds) reorder, the info
  * values and (graph_create) the graph are compared across processes and a
  * difference is reported with the rank.
  *
- * Errors (every process returns one; the process whose input is wrong has
- * the precise message, the others name that process): MPITOPO_ERR_ARG for a
- * negative degree or count, a NULL array with a positive count, a neighbour
- * outside [0, size) or MPI_PROC_NULL, a negative weight, a NULL newcomm,
- * MPI_COMM_NULL or an intercommunicator; MPITOPO_ERR_MISMATCH for weights
- * given on some processes and MPI_UNWEIGHTED on others (the message names
- * one of each), and for arguments differing between processes (when
- * checked); MPITOPO_ERR_PARSE for a bad info value; errors of
- * mpitopo_comm_machine; MPI error codes pass through.
+ * Errors: every process returns one; the process whose input is wrong has
+ * the precise message, the others name that process.
+ * @{
+ */
+
+/**
+ * @brief MPI_Dist_graph_create_adjacent with reorder honoured.
+ *
+ * See mpitopo_graph(3) for what reordering means, the weights, the info
+ * keys and the cost.
+ * @param[in] comm the communicator (an intracommunicator)
+ * @param[in] indegree number of sources of the calling process's rank, >= 0
+ * @param[in] sources indegree ranks in [0, size)
+ * @param[in] sourceweights indegree weights >= 0, MPI_UNWEIGHTED or
+ *            MPI_WEIGHTS_EMPTY
+ * @param[in] outdegree number of destinations, >= 0
+ * @param[in] destinations outdegree ranks in [0, size)
+ * @param[in] destweights outdegree weights >= 0, MPI_UNWEIGHTED or
+ *            MPI_WEIGHTS_EMPTY
+ * @param[in] info MPI_INFO_NULL or the keys mpitopo_weights,
+ *            mpitopo_mapper, mpitopo_reorder (passed on to MPI)
+ * @param[in] reorder non-zero: renumber the processes
+ * @param[out] newcomm the new dist-graph communicator; free it with
+ *             MPI_Comm_free
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a negative degree or count, a NULL array with a
+ *         positive count, a neighbour outside [0, size) or MPI_PROC_NULL, a
+ *         negative weight, a NULL newcomm, MPI_COMM_NULL or an
+ *         intercommunicator
+ * @retval MPITOPO_ERR_MISMATCH weights given on some processes and
+ *         MPI_UNWEIGHTED on others (the message names one of each), and
+ *         arguments differing between processes (when checked)
+ * @retval MPITOPO_ERR_PARSE a bad info value
+ * @retval MPITOPO_ERR_* errors of mpitopo_comm_machine()
+ * @mpierr
+ * @collective{comm} Every process returns the error.
  */
 MPITOPO_API int mpitopo_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                                    const int sourceweights[], int outdegree,
@@ -242,43 +373,105 @@ MPITOPO_API int mpitopo_dist_graph_create_adjacent(MPI_Comm comm, int indegree, 
                                                    const int destweights[], MPI_Info info,
                                                    int reorder, MPI_Comm *newcomm);
 
-/* MPI_Dist_graph_create: a process gives n source ranks sources[k], each
- * with degrees[k] destinations (destinations and weights listed one source
- * after the other). The edges are gathered and mapped as above; the order
- * of neighbours in the result is MPI's, which the standard leaves open. */
+/**
+ * @brief MPI_Dist_graph_create with reorder honoured.
+ *
+ * A process gives n source ranks sources[k], each with degrees[k]
+ * destinations (destinations and weights listed one source after the
+ * other). The edges are gathered and mapped as for
+ * mpitopo_dist_graph_create_adjacent(); the order of neighbours in the
+ * result is MPI's, which the standard leaves open.
+ * @param[in] comm the communicator (an intracommunicator)
+ * @param[in] n number of source ranks given by this process, >= 0
+ * @param[in] sources n ranks
+ * @param[in] degrees n numbers of destinations
+ * @param[in] destinations sum(degrees) ranks, source after source
+ * @param[in] weights sum(degrees) weights >= 0, MPI_UNWEIGHTED or
+ *            MPI_WEIGHTS_EMPTY
+ * @param[in] info as mpitopo_dist_graph_create_adjacent()
+ * @param[in] reorder non-zero: renumber the processes
+ * @param[out] newcomm the new dist-graph communicator
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_* as mpitopo_dist_graph_create_adjacent()
+ * @mpierr
+ * @collective{comm} Every process returns the error.
+ */
 MPITOPO_API int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int sources[],
                                           const int degrees[], const int destinations[],
                                           const int weights[], MPI_Info info, int reorder,
                                           MPI_Comm *newcomm);
 
-/* MPI_Graph_create: nnodes <= size ranks (the other processes get
- * MPI_COMM_NULL; with reorder they are chosen so that whole nodes stay in
- * when that is cheaper), index/edges as in MPI, the same on every process.
- * Edges are unweighted: each counts 1, duplicates add up. */
+/**
+ * @brief MPI_Graph_create with reorder honoured.
+ *
+ * nnodes <= size ranks (the other processes get MPI_COMM_NULL; with reorder
+ * they are chosen so that whole nodes stay in when that is cheaper),
+ * index/edges as in MPI, the same on every process. Edges are unweighted:
+ * each counts 1, duplicates add up.
+ * @param[in] comm the communicator (an intracommunicator)
+ * @param[in] nnodes number of ranks of the graph, in [0, size]
+ * @param[in] index nnodes cumulative degrees, as in MPI
+ * @param[in] edges index[nnodes-1] neighbours, as in MPI
+ * @param[in] reorder non-zero: renumber the processes
+ * @param[out] newcomm the new graph communicator, or MPI_COMM_NULL on the
+ *             processes left out
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG nnodes out of [0, size], NULL arrays, a decreasing
+ *         index, an edge out of range
+ * @retval MPITOPO_ERR_MISMATCH a graph differing between processes (when checked)
+ * @retval MPITOPO_ERR_* as mpitopo_dist_graph_create_adjacent()
+ * @mpierr
+ * @collective{comm} Every process returns the error.
+ */
 MPITOPO_API int mpitopo_graph_create(MPI_Comm comm, int nnodes, const int index[],
                                      const int edges[], int reorder, MPI_Comm *newcomm);
 
-/* MPI_Graph_map done right: *newrank receives the rank the calling process
- * gets in the graph of mpitopo_graph_create (reorder = 1), or MPI_UNDEFINED.
- * Collective over comm on the first call (machine discovery), local after;
- * comm may carry a topology. */
+/**
+ * @brief MPI_Graph_map done right: the rank the calling process gets in the
+ * graph of mpitopo_graph_create() (reorder = 1).
+ * @param[in] comm the communicator; it may carry a topology
+ * @param[in] nnodes as mpitopo_graph_create()
+ * @param[in] index as mpitopo_graph_create()
+ * @param[in] edges as mpitopo_graph_create()
+ * @param[out] newrank the new rank, or MPI_UNDEFINED
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_* as mpitopo_graph_create()
+ * @mpierr
+ * @collective{comm} On the first call (machine discovery); local after.
+ */
 MPITOPO_API int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                                   int *newrank);
 
-/*
- * The reordering alone, for programs that keep their own neighbour lists
- * (and for MPIs without dist-graph calls, such as SimGrid SMPI): the
- * mapping of mpitopo_dist_graph_create_adjacent, returned as a plain
- * communicator *reordered (comm's processes in the new order, no topology;
- * free it with MPI_Comm_free) in which the process of rank k plays rank k's
- * role. reorder == 0 (or info mpitopo_reorder=false) gives a duplicate of
- * comm. Collective over comm; arguments, weights, info and errors as
- * mpitopo_dist_graph_create_adjacent.
+/**
+ * @brief The reordering alone, for programs that keep their own neighbour
+ * lists (and for MPIs without dist-graph calls, such as SimGrid SMPI).
+ *
+ * The mapping of mpitopo_dist_graph_create_adjacent(), returned as a plain
+ * communicator (comm's processes in the new order, no topology) in which
+ * the process of rank k plays rank k's role. reorder == 0 (or info
+ * mpitopo_reorder=false) gives a duplicate of comm.
+ * @param[in] comm as mpitopo_dist_graph_create_adjacent()
+ * @param[in] indegree as mpitopo_dist_graph_create_adjacent()
+ * @param[in] sources as mpitopo_dist_graph_create_adjacent()
+ * @param[in] sourceweights as mpitopo_dist_graph_create_adjacent()
+ * @param[in] outdegree as mpitopo_dist_graph_create_adjacent()
+ * @param[in] destinations as mpitopo_dist_graph_create_adjacent()
+ * @param[in] destweights as mpitopo_dist_graph_create_adjacent()
+ * @param[in] info as mpitopo_dist_graph_create_adjacent()
+ * @param[in] reorder as mpitopo_dist_graph_create_adjacent()
+ * @param[out] reordered the reordered communicator; free it with MPI_Comm_free
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_* as mpitopo_dist_graph_create_adjacent()
+ * @mpierr
+ * @collective{comm} Arguments, weights, info and errors as
+ * mpitopo_dist_graph_create_adjacent().
  */
 MPITOPO_API int mpitopo_dist_graph_reorder(MPI_Comm comm, int indegree, const int sources[],
                                            const int sourceweights[], int outdegree,
                                            const int destinations[], const int destweights[],
                                            MPI_Info info, int reorder, MPI_Comm *reordered);
+
+/** @} */
 
 #ifdef __cplusplus
 }
