@@ -105,16 +105,23 @@ int mpitopo__map_rr(const mpitopo_machine_t *machine, const mpitopo_pattern_t *p
     return mpitopo__place_rr(machine, pattern_size(pattern), leaf_of_proc);
 }
 
+int mpitopo__parse_seed(const char *s, uint64_t *seed)
+{
+    long long v;
+    if (mpitopo__parse_long(s, strlen(s), 0, INT64_MAX, &v) != 0)
+        return -1;
+    *seed = (uint64_t)v;
+    return 0;
+}
+
+/* "random" takes the options' seed, "random:SEED" its own; "random:" with
+ * nothing after the colon is an error, as in mpitopo_placement. */
 int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                         const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc)
 {
     uint64_t seed = options ? options->seed : 1;
-    if (args && *args) {
-        long long s;
-        if (mpitopo__parse_long(args, strlen(args), 0, INT64_MAX, &s) != 0)
-            return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: random:SEED: SEED = \"%s\" is not an integer in [0, 2^63-1]",
-                                  args);
-        seed = (uint64_t)s;
-    }
+    if (args && mpitopo__parse_seed(args, &seed) != 0)
+        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: random:SEED: SEED = \"%.64s\" is not an integer in "
+                                               "[0, 2^63-1]", args);
     return mpitopo__place_random(machine, pattern_size(pattern), seed, leaf_of_proc);
 }

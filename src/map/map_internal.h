@@ -75,6 +75,10 @@ int mpitopo__keep_launch_unless_cheaper(const mpitopo_machine_t *machine, const 
  * process; the error of mpitopo_map when it is bad. */
 int mpitopo__map_check_spec(const char *spec);
 
+/* SEED of "random:SEED", for the random mapper and mpitopo_placement alike:
+ * a decimal integer in [0, 2^63-1], never empty. 0 or -1. */
+int mpitopo__parse_seed(const char *s, uint64_t *seed);
+
 /* Placements shared by the baseline mappers and mpitopo_placement. */
 int mpitopo__place_block(const mpitopo_machine_t *machine, int nprocs, int *leaf_of_proc);
 int mpitopo__place_rr(const mpitopo_machine_t *machine, int nprocs, int *leaf_of_proc);

@@ -105,10 +105,11 @@ int mpitopo_placement(const mpitopo_machine_t *machine, int nprocs, const char *
         return mpitopo__place_block(machine, nprocs, leaf_of_proc);
     if (strcmp(spec, "rr") == 0)
         return mpitopo__place_rr(machine, nprocs, leaf_of_proc);
-    long long seed;
-    if (strncmp(spec, "random:", 7) == 0 && mpitopo__parse_long(spec + 7, strlen(spec + 7), 0, INT64_MAX, &seed) == 0)
-        return mpitopo__place_random(machine, nprocs, (uint64_t)seed, leaf_of_proc);
-    return MPITOPO_FAIL(MPITOPO_ERR_PARSE, "spec = \"%s\": expected block, rr or random:SEED", spec);
+    uint64_t seed;
+    if (strncmp(spec, "random:", 7) == 0 && mpitopo__parse_seed(spec + 7, &seed) == 0)
+        return mpitopo__place_random(machine, nprocs, seed, leaf_of_proc);
+    return MPITOPO_FAIL(MPITOPO_ERR_PARSE, "spec = \"%.64s\": expected block, rr or random:SEED (SEED an integer in "
+                                           "[0, 2^63-1])", spec);
 }
 
 static int check_map_args(const char *spec, const mpitopo_machine_t *machine,

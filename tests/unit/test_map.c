@@ -117,6 +117,14 @@ static void test_map_driver(void **state)
     for (int i = 0; i < 16; i++)
         assert_int_equal(out[i], i);
     FAILS(mpitopo_map("random:-2", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "SEED = \"-2\"");
+    /* One parser for SEED: an empty one is refused by the mapper as by
+     * mpitopo_placement, which shares it (issue 15). */
+    FAILS(mpitopo_map("random:", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "SEED = \"\"");
+    FAILS(mpitopo_placement(m, 16, "random:", out), MPITOPO_ERR_PARSE, "random:SEED");
+    FAILS(mpitopo_map("random: 3", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "SEED = \" 3\"");
+    FAILS(mpitopo_placement(m, 16, "random:9223372036854775808", out), MPITOPO_ERR_PARSE, "random:SEED");
+    OK(mpitopo_placement(m, 16, "random:9223372036854775807", out));
+    OK(mpitopo_map("random:9223372036854775807", m, p, &o, out, NULL));
     FAILS(mpitopo_map("block:zzz", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "takes no argument");
     o.weight = (mpitopo_weight_t)7;
     FAILS(mpitopo_map("block", m, p, &o, out, NULL), MPITOPO_ERR_ARG, "options->weight = 7");
