@@ -220,10 +220,11 @@ static int parse_cart_option(const char *desc, slice_t f, cart_desc_t *c)
     }
 }
 
-/* A generator's own complaint, restated with the description in front. */
+/* A generator's own complaint, restated as this function's with the
+ * description in front (running out of memory keeps its code). */
 static int rewrap(int rc, const char *desc)
 {
-    if (rc == MPITOPO_SUCCESS || rc == MPITOPO_ERR_NOMEM)
+    if (rc == MPITOPO_SUCCESS)
         return rc;
     return mpitopo__error_restate(rc == MPITOPO_ERR_ARG ? MPITOPO_ERR_PARSE : rc, from_string,
                                   "desc = \"%.100s\"", desc);

@@ -19,7 +19,8 @@ typedef struct parser {
     const char *func; /* public function reporting the errors */
     const char *name;
     long line;
-    int nprocs; /* 0 until the header is read */
+    int nprocs;     /* 0 until the header is read */
+    int max_nprocs; /* a larger header is refused before anything is sized by it */
     mpitopo__coo_t coo;
 } parser_t;
 
@@ -80,6 +81,9 @@ static int parse_header(parser_t *ps, const field_t *f, int n)
     if (mpitopo__parse_long(f[2].s, f[2].len, 1, INT_MAX, &v))
         return bad_line(ps, "NPROCS = \"%s\" is not an integer in [1, %d]", show(f[2], buf),
                         INT_MAX);
+    if (v > ps->max_nprocs)
+        return mpitopo__error_at(MPITOPO_ERR_RANGE, ps->func, "%s:%ld: NPROCS = %lld is more than "
+                                 "max_nprocs = %d", ps->name, ps->line, v, ps->max_nprocs);
     ps->nprocs = (int)v;
     return MPITOPO_SUCCESS;
 }
@@ -144,7 +148,9 @@ static int parse_line(parser_t *ps, const char *s, size_t len)
     if (len > 0 && s[len - 1] == '\r')
         len--;
     if (memchr(s, '\0', len))
-        return bad_line(ps, "NUL byte in the line");
+        return bad_line(ps, "NUL byte in the line (not a text file?)");
+    if (len > MPITOPO__PATTERN_MAX_LINE)
+        return bad_line(ps, "line longer than %d bytes", MPITOPO__PATTERN_MAX_LINE);
     const char *hash = memchr(s, '#', len);
     if (hash)
         len = (size_t)(hash - s);
@@ -155,11 +161,30 @@ static int parse_line(parser_t *ps, const char *s, size_t len)
     return ps->nprocs ? parse_edge(ps, f, n) : parse_header(ps, f, n);
 }
 
+static void parser_init(parser_t *ps, const char *name, const char *func, int max_nprocs)
+{
+    *ps = (parser_t){func, name ? name : "(memory)", 0, 0, max_nprocs, {0}};
+    mpitopo__coo_init(&ps->coo, MPITOPO__COO_BYTES | MPITOPO__COO_MSGS, func);
+}
+
+/* After the last line: the pattern, sized by its edges and the header. */
+static int parser_finish(parser_t *ps, mpitopo_pattern_t **pattern)
+{
+    int rc = MPITOPO_SUCCESS;
+    if (!ps->nprocs)
+        rc = mpitopo__error_at(MPITOPO_ERR_FORMAT, ps->func,
+                               "%s: no header line \"mpitopo-pattern 1 NPROCS\"", ps->name);
+    if (!rc && (rc = mpitopo__pattern_from_coo(ps->nprocs, &ps->coo, pattern)) == MPITOPO_ERR_RANGE)
+        rc = mpitopo__error_restate(MPITOPO_ERR_FORMAT, ps->func, "%s", ps->name);
+    mpitopo__coo_free(&ps->coo);
+    return rc;
+}
+
 static int parse_text(const char *text, size_t len, const char *name, const char *func,
                       mpitopo_pattern_t **pattern)
 {
-    parser_t ps = {func, name ? name : "(memory)", 0, 0, {0}};
-    mpitopo__coo_init(&ps.coo, MPITOPO__COO_BYTES | MPITOPO__COO_MSGS, func);
+    parser_t ps;
+    parser_init(&ps, name, func, INT_MAX);
     int rc = MPITOPO_SUCCESS;
     for (size_t pos = 0; !rc && pos < len;) {
         const char *nl = memchr(text + pos, '\n', len - pos);
@@ -168,13 +193,11 @@ static int parse_text(const char *text, size_t len, const char *name, const char
         rc = parse_line(&ps, text + pos, end - pos);
         pos = nl ? end + 1 : len;
     }
-    if (!rc && !ps.nprocs)
-        rc = mpitopo__error_at(MPITOPO_ERR_FORMAT, func,
-                               "%s: no header line \"mpitopo-pattern 1 NPROCS\"", ps.name);
-    if (!rc && (rc = mpitopo__pattern_from_coo(ps.nprocs, &ps.coo, pattern)) == MPITOPO_ERR_RANGE)
-        rc = mpitopo__error_restate(MPITOPO_ERR_FORMAT, func, "%s", ps.name);
-    mpitopo__coo_free(&ps.coo);
-    return rc;
+    if (rc) {
+        mpitopo__coo_free(&ps.coo);
+        return rc;
+    }
+    return parser_finish(&ps, pattern);
 }
 
 int mpitopo_pattern_parse(const char *text, size_t len, const char *name,
@@ -186,54 +209,97 @@ int mpitopo_pattern_parse(const char *text, size_t len, const char *name,
     return parse_text(text, len, name, __func__, pattern);
 }
 
-/* The whole file in memory, from any stream (pipes included). */
-static int read_all(FILE *f, const char *path, char **text, size_t *len)
+/*
+ * Files are parsed as they are read, a line at a time, so nothing is held
+ * but the edges: an endless stream of bytes without a line end (/dev/zero)
+ * stops at its first NUL byte or once the line is longer than any line may
+ * be, and a stream of lines costs only the edges it gives.
+ */
+#define READ_CHUNK 65536
+_Static_assert(READ_CHUNK > 2 * (MPITOPO__PATTERN_MAX_LINE + 1), "a whole line and more fit in a chunk");
+
+/* The complete lines of buf[0..have): parsed; *used is what they took. */
+static int parse_lines(parser_t *ps, const char *buf, size_t have, size_t *used)
 {
-    size_t cap = 0, n = 0;
-    char *buf = NULL;
+    size_t pos = 0;
+    int rc = MPITOPO_SUCCESS;
+    const char *nl;
+    while (!rc && (nl = memchr(buf + pos, '\n', have - pos))) {
+        ps->line++;
+        rc = parse_line(ps, buf + pos, (size_t)(nl - buf) - pos);
+        pos = (size_t)(nl - buf) + 1;
+    }
+    *used = pos;
+    return rc;
+}
+
+/* The start of a line whose end has not come yet: refused as soon as it
+ * cannot become a valid line. */
+static int check_partial(parser_t *ps, const char *s, size_t len)
+{
+    if (!memchr(s, '\0', len) && len <= MPITOPO__PATTERN_MAX_LINE + 1) /* + 1: a CR */
+        return MPITOPO_SUCCESS;
+    ps->line++;
+    return parse_line(ps, s, len);
+}
+
+static int parse_stream(FILE *f, parser_t *ps)
+{
+    char *buf = mpitopo__malloc(READ_CHUNK);
+    if (!buf)
+        return mpitopo__error_at(MPITOPO_ERR_NOMEM, ps->func, "out of memory reading \"%s\"", ps->name);
+    size_t have = 0, used = 0;
+    int rc = MPITOPO_SUCCESS;
     for (;;) {
-        if (n == cap) {
-            char *b = cap < SIZE_MAX / 2 ? mpitopo__realloc(buf, cap ? 2 * cap : 65536) : NULL;
-            if (!b) {
-                mpitopo__free(buf);
-                return mpitopo__error_at(MPITOPO_ERR_NOMEM, "mpitopo_pattern_read",
-                                         "out of memory reading \"%s\"", path);
+        size_t got = fread(buf + have, 1, READ_CHUNK - have, f);
+        if (got == 0) {
+            int err = errno;
+            if (ferror(f)) {
+                rc = mpitopo__error_at(MPITOPO_ERR_IO, ps->func, "cannot read \"%s\": %s", ps->name,
+                                       strerror(err));
+            } else if (have > 0) { /* the last line, without a line end */
+                ps->line++;
+                rc = parse_line(ps, buf, have);
             }
-            buf = b;
-            cap = cap ? 2 * cap : 65536;
+            break;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
+        have += got;
+        if ((rc = parse_lines(ps, buf, have, &used)) != MPITOPO_SUCCESS)
+            break;
+        memmove(buf, buf + used, have - used);
+        have -= used;
+        if ((rc = check_partial(ps, buf, have)) != MPITOPO_SUCCESS)
             break;
     }
-    if (ferror(f)) {
-        int err = errno;
-        mpitopo__free(buf);
-        return mpitopo__error_at(MPITOPO_ERR_IO, "mpitopo_pattern_read", "cannot read \"%s\": %s",
-                                 path, strerror(err));
+    mpitopo__free(buf);
+    return rc;
+}
+
+int mpitopo__pattern_read_max(const char *path, int max_nprocs, const char *func, mpitopo_pattern_t **pattern)
+{
+    if (!path || !pattern)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "path and pattern must not be NULL");
+    *pattern = NULL;
+    if (max_nprocs < 1)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "max_nprocs = %d must be >= 1", max_nprocs);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mpitopo__error_at(MPITOPO_ERR_IO, func, "cannot open \"%s\": %s", path, strerror(errno));
+    parser_t ps;
+    parser_init(&ps, path, func, max_nprocs);
+    errno = 0;
+    int rc = parse_stream(f, &ps);
+    fclose(f);
+    if (rc) {
+        mpitopo__coo_free(&ps.coo);
+        return rc;
     }
-    *text = buf;
-    *len = n;
-    return MPITOPO_SUCCESS;
+    return parser_finish(&ps, pattern);
 }
 
 int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **pattern)
 {
-    if (!path || !pattern)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "path and pattern must not be NULL");
-    *pattern = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return MPITOPO_FAIL(MPITOPO_ERR_IO, "cannot open \"%s\": %s", path, strerror(errno));
-    char *text = NULL;
-    size_t len = 0;
-    int rc = read_all(f, path, &text, &len);
-    fclose(f);
-    if (!rc)
-        rc = parse_text(text, len, path, __func__, pattern);
-    mpitopo__free(text);
-    return rc;
+    return mpitopo__pattern_read_max(path, INT_MAX, __func__, pattern);
 }
 
 /* Header, then one line per edge; %.17g gives back every double exactly.

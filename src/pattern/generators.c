@@ -373,6 +373,23 @@ cleanup:
     return rc;
 }
 
+/* Every ordered pair i != j; errors are those of `func`, the public function
+ * called (mpitopo_pattern_random with density 1 builds it too). */
+static int complete_graph(int nprocs, const char *func, mpitopo_pattern_t **pattern)
+{
+    mpitopo__coo_t coo;
+    mpitopo__coo_init(&coo, 0, func);
+    int rc = mpitopo__coo_reserve(&coo, (int64_t)nprocs * (nprocs - 1));
+    for (int i = 0; !rc && i < nprocs; i++)
+        for (int j = 0; !rc && j < nprocs; j++)
+            if (i != j)
+                rc = mpitopo__coo_push(&coo, i, j, 1.0, 1.0);
+    if (!rc)
+        rc = mpitopo__pattern_from_coo(nprocs, &coo, pattern);
+    mpitopo__coo_free(&coo);
+    return rc;
+}
+
 /* Erdos-Renyi ------------------------------------------------------------------ */
 
 /* Ordered pair number k of the n * (n - 1) pairs i != j, in row-major order. */
@@ -421,7 +438,7 @@ int mpitopo_pattern_random(int nprocs, double density, uint64_t seed, mpitopo_pa
     if (!(density >= 0 && density <= 1))
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "density = %g must be in [0, 1]", density);
     if (density == 1)
-        return mpitopo_pattern_complete(nprocs, pattern);
+        return complete_graph(nprocs, __func__, pattern);
     mpitopo__coo_t coo;
     mpitopo__coo_init(&coo, 0, __func__);
     int rc = MPITOPO_SUCCESS;
@@ -466,15 +483,5 @@ int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern)
     *pattern = NULL;
     if (nprocs < 1)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "nprocs = %d must be >= 1", nprocs);
-    mpitopo__coo_t coo;
-    mpitopo__coo_init(&coo, 0, __func__);
-    int rc = mpitopo__coo_reserve(&coo, (int64_t)nprocs * (nprocs - 1));
-    for (int i = 0; !rc && i < nprocs; i++)
-        for (int j = 0; !rc && j < nprocs; j++)
-            if (i != j)
-                rc = mpitopo__coo_push(&coo, i, j, 1.0, 1.0);
-    if (!rc)
-        rc = mpitopo__pattern_from_coo(nprocs, &coo, pattern);
-    mpitopo__coo_free(&coo);
-    return rc;
+    return complete_graph(nprocs, __func__, pattern);
 }

@@ -33,6 +33,18 @@ struct mpitopo_pattern {
     mpitopo__cart_t *cart; /* NULL unless made by mpitopo_pattern_cart */
 };
 
+/* The longest line of a pattern file, its line end aside: an edge line is
+ * under 100 bytes, the rest is room for comments. Bounds what a reader
+ * holds before it can tell a file is not a pattern (/dev/zero). */
+#define MPITOPO__PATTERN_MAX_LINE 4096
+
+/* mpitopo_pattern_read for the public function `func`, refusing a header
+ * of more than max_nprocs processes (MPITOPO_ERR_RANGE, file and line)
+ * before anything is sized by it: the caller that will place the pattern
+ * passes the machine's leaves, so a header claiming 2^31-1 processes for
+ * one edge costs nothing. */
+int mpitopo__pattern_read_max(const char *path, int max_nprocs, const char *func, mpitopo_pattern_t **pattern);
+
 /* Edges in coordinate form, the input of mpitopo__pattern_from_coo.
  * bytes (msgs) is allocated only with MPITOPO__COO_BYTES (_MSGS); without
  * it every edge weighs 1. Errors while growing or building are reported as

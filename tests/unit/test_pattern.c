@@ -988,6 +988,94 @@ static void test_read_invalid_files(void **state)
     FAILS(mpitopo_pattern_read(NULL, &p), MPITOPO_ERR_ARG, "");
 }
 
+/* A temporary file holding text[0..len); its path goes to path. */
+static void temp_file(char path[64], const char *text, size_t len)
+{
+    snprintf(path, 64, "/tmp/mpitopo_test_pattern_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Small inputs that once meant unbounded work (issue 15). */
+static void test_read_bounded(void **state)
+{
+    (void)state;
+    mpitopo_pattern_t *p = NULL;
+    /* An endless stream without a line end stops at its first NUL byte. */
+    clock_t t0 = clock();
+    FAILS(mpitopo_pattern_read("/dev/zero", &p), MPITOPO_ERR_FORMAT,
+          "mpitopo_pattern_read: /dev/zero:1: NUL byte in the line");
+    assert_true(clock() - t0 < CLOCKS_PER_SEC / 4);
+    assert_null(p);
+
+    /* Lines are bounded, in files and in memory, before and after the
+     * header; the longest line allowed reads (with a CR too). */
+    size_t max = MPITOPO__PATTERN_MAX_LINE, size = 3 * max + 64;
+    char *text = malloc(size), path[64];
+    assert_non_null(text);
+    int n = snprintf(text, size, "mpitopo-pattern 1 2\n0 1 1 1 #"); /* line 2: 9 bytes so far */
+    memset(text + n, 'x', max - 9);
+    memcpy(text + n + max - 9, "\r\n1 0 2 2\n", 10);
+    size_t len = (size_t)n + max - 9 + 10;
+    OK(mpitopo_pattern_parse(text, len, "t.txt", &p));
+    assert_int_equal(p->nedges, 2);
+    mpitopo_pattern_destroy(&p);
+    temp_file(path, text, len);
+    OK(mpitopo_pattern_read(path, &p));
+    assert_int_equal(p->nedges, 2);
+    mpitopo_pattern_destroy(&p);
+    unlink(path);
+    memmove(text + n + 1, text + n, len - (size_t)n); /* one 'x' more */
+    FAILS(mpitopo_pattern_parse(text, len + 1, "t.txt", &p), MPITOPO_ERR_FORMAT,
+          "t.txt:2: line longer than 4096 bytes");
+    temp_file(path, text, len + 1);
+    FAILS(mpitopo_pattern_read(path, &p), MPITOPO_ERR_FORMAT, ":2: line longer than 4096 bytes");
+    unlink(path);
+    memset(text, ' ', 3 * max); /* no line end at all: stops at once */
+    temp_file(path, text, 3 * max);
+    FAILS(mpitopo_pattern_read(path, &p), MPITOPO_ERR_FORMAT, ":1: line longer than 4096 bytes");
+    unlink(path);
+    free(text);
+
+    /* A header claiming 2^31-1 processes for one edge: refused at the
+     * header against the caller's bound, before anything is sized by it. */
+    static const char huge[] = "# one edge\nmpitopo-pattern 1 2147483647\n0 1 1 1\n";
+    temp_file(path, huge, sizeof huge - 1);
+    t0 = clock();
+    FAILS(mpitopo__pattern_read_max(path, 8, "mpitopo_pattern_read_max", &p), MPITOPO_ERR_RANGE,
+          ":2: NPROCS = 2147483647 is more than max_nprocs = 8");
+    assert_true(clock() - t0 < CLOCKS_PER_SEC / 4);
+    assert_null(p);
+    FAILS(mpitopo__pattern_read_max(path, 0, "mpitopo_pattern_read_max", &p), MPITOPO_ERR_ARG, "max_nprocs = 0");
+    unlink(path);
+    static const char fits[] = "mpitopo-pattern 1 8\n0 7 1 1\n";
+    temp_file(path, fits, sizeof fits - 1);
+    OK(mpitopo__pattern_read_max(path, 8, "mpitopo_pattern_read_max", &p));
+    assert_int_equal(p->nprocs, 8);
+    mpitopo_pattern_destroy(&p);
+    unlink(path);
+}
+
+/* Errors name the function called, not the one it called in turn. */
+static void test_errors_name_the_caller(void **state)
+{
+    (void)state;
+    mpitopo_pattern_t *p = NULL;
+    unit_cap_allocations((size_t)64 << 20);
+    FAILS(mpitopo_pattern_random(100000, 1.0, 1, &p), MPITOPO_ERR_NOMEM, "mpitopo_pattern_random: out of memory");
+    FAILS(mpitopo_pattern_complete(100000, &p), MPITOPO_ERR_NOMEM, "mpitopo_pattern_complete: out of memory");
+    FAILS(mpitopo_pattern_from_string("random:100000:1:1", &p), MPITOPO_ERR_NOMEM,
+          "mpitopo_pattern_from_string: desc = \"random:100000:1:1\": out of memory");
+    FAILS(mpitopo_pattern_from_string("complete:100000", &p), MPITOPO_ERR_NOMEM,
+          "mpitopo_pattern_from_string: desc = \"complete:100000\": out of memory");
+    unit_cap_allocations(0);
+    assert_null(p);
+}
+
 /* Every malformed line, in memory: the error names the line. */
 static void test_parse_malformed(void **state)
 {
@@ -1260,6 +1348,8 @@ int main(void)
         cmocka_unit_test(test_from_string_errors),
         cmocka_unit_test(test_read_valid),
         cmocka_unit_test(test_read_invalid_files),
+        cmocka_unit_test(test_read_bounded),
+        cmocka_unit_test(test_errors_name_the_caller),
         cmocka_unit_test(test_parse_malformed),
         cmocka_unit_test(test_parse_edge_cases),
         cmocka_unit_test(test_round_trip),

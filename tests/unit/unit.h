@@ -79,6 +79,30 @@ static void unit_free(void *p)
     free(p);
 }
 
+/* An allocator refusing blocks above a cap, so inputs that ask for
+ * gigabytes reach their out-of-memory path at once, under the sanitizers
+ * too (which abort on huge blocks instead of returning NULL). */
+static size_t unit_cap;
+static void *unit_capped_malloc(size_t n)
+{
+    return n > unit_cap ? NULL : malloc(n);
+}
+static void *unit_capped_calloc(size_t c, size_t n)
+{
+    return n && c > unit_cap / n ? NULL : calloc(c, n);
+}
+static void *unit_capped_realloc(void *old, size_t n)
+{
+    return n > unit_cap ? NULL : realloc(old, n);
+}
+/* Cap blocks at `cap` bytes; 0 restores the default allocator. */
+static inline void unit_cap_allocations(size_t cap)
+{
+    static const mpitopo_allocator_t capped = {unit_capped_malloc, unit_capped_calloc, unit_capped_realloc, free};
+    unit_cap = cap;
+    mpitopo_set_allocator(cap ? &capped : NULL);
+}
+
 /*
  * Run op(ctx) with allocation k failing, for k = 1, 2, ... until a run
  * makes fewer than k allocations. op releases whatever it made when it
