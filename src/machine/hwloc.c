@@ -5,6 +5,7 @@
 #include <hwloc.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Messages of the helpers below belong to the public function. */
@@ -54,6 +55,50 @@ static int check_above(const char *above, const mpitopo_machine_t *top)
     return MPITOPO_SUCCESS;
 }
 
+/* Past the ')' closing the attributes at s (which is '('), or NULL. */
+static const char *skip_attributes(const char *s)
+{
+    const char *close = strchr(s, ')');
+    return close ? close + 1 : NULL;
+}
+
+/*
+ * The PUs a synthetic description asks for: the product of its arities,
+ * saturated just above MPITOPO__SYNTHETIC_MAX_PUS. The scan reads levels as
+ * hwloc does (an optional "(attributes)" of the root; then levels "TYPE:N"
+ * or "N", each optionally followed by "(attributes)", separated by blanks
+ * or newlines; attached memory "[...]" has no arity). Where it cannot read
+ * on, it returns what it has: hwloc refuses such a description itself.
+ */
+static long long synthetic_pus(const char *desc)
+{
+    long long pus = 1;
+    const char *pos = *desc == '(' ? skip_attributes(desc) : desc;
+    while (pos && pus <= MPITOPO__SYNTHETIC_MAX_PUS) {
+        pos += strspn(pos, " \n");
+        if (*pos == '\0')
+            break;
+        if (*pos == '[') {
+            pos = strchr(pos, ']');
+            pos = pos ? pos + 1 : NULL;
+            continue;
+        }
+        if (*pos < '0' || *pos > '9') {
+            pos = strchr(pos, ':');
+            if (!pos)
+                break;
+            pos++;
+        }
+        char *end;
+        unsigned long long n = strtoull(pos, &end, 0);
+        if (end == pos)
+            break;
+        pus = n > MPITOPO__SYNTHETIC_MAX_PUS ? MPITOPO__SYNTHETIC_MAX_PUS + 1 : pus * (long long)n;
+        pos = *end == '(' ? skip_attributes(end) : end;
+    }
+    return pus;
+}
+
 /* hwloc wants PUs at the bottom of a synthetic description; one that stops
  * above them ("package:2 core:4") means one PU per core. */
 static int set_synthetic(hwloc_topology_t topo, const char *source)
@@ -64,6 +109,10 @@ static int set_synthetic(hwloc_topology_t topo, const char *source)
     if (desc[strspn(desc, " \t\n")] == '\0')
         return HWLOC_FAIL(MPITOPO_ERR_HWLOC, "source = %s: the synthetic description is empty",
                           source_text(s, sizeof s, source));
+    if (synthetic_pus(desc) > MPITOPO__SYNTHETIC_MAX_PUS)
+        return HWLOC_FAIL(MPITOPO_ERR_RANGE, "source = %s: the synthetic description has more than %d PUs "
+                          "(the product of its arities)", source_text(s, sizeof s, source),
+                          MPITOPO__SYNTHETIC_MAX_PUS);
     if (hwloc_topology_set_synthetic(topo, desc) == 0)
         return MPITOPO_SUCCESS;
     size_t len = strlen(desc);

@@ -20,6 +20,13 @@ struct mpitopo_machine {
     int *first[MPITOPO_MAX_LEVELS]; /* first[l][u], nunits[l] + 1 entries */
 };
 
+/* The most PUs a synthetic hwloc description may ask for (the product of
+ * its arities), checked before hwloc sees it: hwloc's synthetic backend
+ * inserts objects in time quadratic in their number (4,096 PUs under one
+ * package take seconds, 65,536 minutes), and real nodes stay well below
+ * (2 x 192 cores x 2 threads = 768). */
+#define MPITOPO__SYNTHETIC_MAX_PUS 4096
+
 /* Level at which the paths of leaves a and b part; nlevels when a == b.
  * No argument checks: for the hot loops of mappers and metrics. */
 static inline int mpitopo__meet(const mpitopo_machine_t *m, int a, int b)

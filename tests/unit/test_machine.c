@@ -930,6 +930,12 @@ static void test_hwloc_synthetic(void **state)
     describe(m, buf, sizeof buf);
     assert_string_equal(buf, "node:2 socket:1 core:5");
     mpitopo_machine_destroy(&m);
+
+    /* The most PUs a synthetic description may have: 4096. */
+    m = must_hwloc("node:1", "synthetic:package:64 core:64");
+    describe(m, buf, sizeof buf);
+    assert_string_equal(buf, "node:1 socket:64 core:64");
+    mpitopo_machine_destroy(&m);
 }
 
 static int export_xml(hwloc_topology_t topo, char *path)
@@ -1024,6 +1030,19 @@ static void test_hwloc_errors(void **state)
         {"node:2", "/nonexistent/mpitopo.xml", MPITOPO_ERR_HWLOC, "\"/nonexistent/mpitopo.xml\""},
         {"node:2", MPITOPO_TEST_DATA, MPITOPO_ERR_HWLOC, MPITOPO_TEST_DATA},
         {"node:1048576", "synthetic:core:2048", MPITOPO_ERR_RANGE, "1048576 nodes of 2048 cores"},
+        /* Bounded before hwloc sees them: 65,536 cores per package kept
+         * hwloc busy for minutes (issue 15). */
+        {"node:2", "synthetic:package:2 core:65536", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
+        {"node:2", "synthetic:package:4 core:1024 pu:2", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
+        {"node:2", "synthetic:(memory=1GB) package:2 [numa] core:0x801(indexes=0:1)", MPITOPO_ERR_RANGE,
+         "more than 4096 PUs"},
+        {"node:2", "synthetic:2\n2048\n2", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
+        {"node:2", "synthetic:package:18446744073709551615 core:1", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
+        {"node:2", "synthetic:package:-1 core:1", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
+        {"node:2", "synthetic:package:99999999999999999999999 core:1", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
+        {"node:2", "synthetic:package:0 core:2", MPITOPO_ERR_HWLOC, "cannot parse"},
+        {"node:2", "synthetic:package:2(memory=1GB core:2", MPITOPO_ERR_HWLOC, "cannot parse"},
+        {"node:2", "synthetic:[numa core:2", MPITOPO_ERR_HWLOC, "cannot parse"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mpitopo_machine_t *m = (mpitopo_machine_t *)&m;
