@@ -28,10 +28,13 @@ static void offsets_free(struct offsets *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Room for n offsets; at most MPITOPO_MAX_STENCIL_OFFSETS, the limit every
+ * stencil of the library shares (a Moore radius of 2,000 in 2-D is 16
+ * million offsets: seconds and gigabytes before the first edge). */
 static int offsets_alloc(struct offsets *l, int64_t n, int ndims)
 {
-    if (n > INT_MAX)
-        return CART_FAIL(MPITOPO_ERR_RANGE, "the stencil has more than %d offsets", INT_MAX);
+    if (n > MPITOPO_MAX_STENCIL_OFFSETS)
+        return CART_FAIL(MPITOPO_ERR_RANGE, "the stencil has more than %d offsets", MPITOPO_MAX_STENCIL_OFFSETS);
     l->n = (int)n;
     l->o = mpitopo__calloc((size_t)n * (size_t)ndims, sizeof *l->o);
     l->bytes = mpitopo__malloc_array((size_t)n, sizeof *l->bytes);
@@ -132,7 +135,8 @@ static int expand_star(int ndims, int radius, struct offsets *l)
 /* Every offset of [-radius, radius]^ndims but 0, in odometer order. */
 static int expand_moore(int ndims, int radius, struct offsets *l)
 {
-    /* Saturate above INT_MAX + 1 so the count cannot overflow. */
+    /* Saturate above INT_MAX + 1 so the count cannot overflow (offsets_alloc
+     * refuses it then). */
     int64_t count = 1, side = 2 * (int64_t)radius + 1;
     for (int i = 0; i < ndims; i++)
         count = count * side > (int64_t)INT_MAX + 1 ? (int64_t)INT_MAX + 2 : count * side;

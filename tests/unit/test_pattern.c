@@ -625,6 +625,17 @@ static void test_cart_errors(void **state)
     FAILS(mpitopo_pattern_cart(32, d32, NULL, &s, &p), MPITOPO_ERR_RANGE, "offsets");
     s = (mpitopo_stencil_t){MPITOPO_STENCIL_STAR, 2000000000, 0, NULL, NULL, NULL, 1};
     FAILS(mpitopo_pattern_cart(2, d, NULL, &s, &p), MPITOPO_ERR_RANGE, "offsets");
+    /* One stencil limit everywhere (MPITOPO_MAX_STENCIL_OFFSETS, as in
+     * mpitopo_cart_stencil_create): Moore radius 2,000 in 2-D is 16 million
+     * offsets and is refused at once; radius 511 (1,046,528) is not. */
+    s = (mpitopo_stencil_t){MPITOPO_STENCIL_MOORE, 2000, 0, NULL, NULL, NULL, 1};
+    FAILS(mpitopo_pattern_cart(2, d, NULL, &s, &p), MPITOPO_ERR_RANGE, "more than 1048576 offsets");
+    s = (mpitopo_stencil_t){MPITOPO_STENCIL_STAR, 1 << 19, 0, NULL, NULL, NULL, 1};
+    FAILS(mpitopo_pattern_cart(2, d, NULL, &s, &p), MPITOPO_ERR_RANGE, "more than 1048576 offsets");
+    FAILS(mpitopo_pattern_from_string("cart:64x64:moore=2000", &p), MPITOPO_ERR_RANGE, "more than 1048576 offsets");
+    s = (mpitopo_stencil_t){MPITOPO_STENCIL_MOORE, 511, 0, NULL, NULL, NULL, 1};
+    OK(mpitopo_pattern_cart(2, d, NULL, &s, &p));
+    mpitopo_pattern_destroy(&p);
     assert_null(p);
 }
 
