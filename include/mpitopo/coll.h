@@ -108,13 +108,39 @@ MPITOPO_API int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sourc
  * per dimension, at most 2R messages each) instead of one message per
  * neighbour, when no periodic dimension is shorter than 2R + 1 (else two
  * offsets would reach one process, and the collectives run linear).
- * info is passed to MPI_Dist_graph_create_adjacent (so mpitopo_neighbor
- * and friends apply). Collective over cart. Free the result with
- * MPI_Comm_free. Errors: MPITOPO_ERR_ARG (cart not Cartesian: MPI_ERR_TOPOLOGY;
- * a stencil that does not parse; newcomm NULL), MPI codes pass through.
+ * info is passed to MPI_Dist_graph_create_adjacent and its mpitopo_ keys
+ * are kept on the result (mpitopo_comm_set_info), so mpitopo_neighbor and
+ * friends apply on every MPI. Collective over cart: every process must
+ * pass the same stencil; one allreduce agrees on it and on every process's
+ * arguments first, so that every process returns the same error. Free the
+ * result with MPI_Comm_free. Errors: MPITOPO_ERR_ARG (cart not Cartesian:
+ * MPI_ERR_TOPOLOGY; a stencil that does not parse or has more than
+ * 1,048,576 offsets, the limit of every stencil; newcomm NULL),
+ * MPITOPO_ERR_MISMATCH (stencils that differ between processes), MPI codes
+ * pass through.
  */
 MPITOPO_API int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info info,
                                             MPI_Comm *newcomm);
+
+/*
+ * Keep mpitopo's own info keys of a communicator where every MPI keeps
+ * them: the keys of info whose name starts with "mpitopo_"
+ * (mpitopo_neighbor, mpitopo_combine_threshold) are stored on comm in an
+ * attribute, replacing earlier values of the same keys; MPI_INFO_NULL
+ * removes them all. MPICH keeps no info key it does not know, so
+ * MPI_Comm_set_info alone has no effect on mpitopo there (Open MPI keeps
+ * them). The neighbourhood collectives read these keys first, then comm's
+ * own info, when they first run on comm and again after each call here.
+ * MPI_Comm_dup copies them with the communicator (as MPI copies hints);
+ * the shim's MPI_Comm_set_info and MPI_Comm_dup_with_info call this, so
+ * unmodified programs get their keys on every MPI. Local; give every
+ * process the same values (persistent _init calls check that the schedule
+ * asked for agrees). Errors: MPITOPO_ERR_ARG (MPI not initialized,
+ * comm = MPI_COMM_NULL, info not valid, a key of 64 characters or more, a
+ * value of 256 or more, more than 16 mpitopo_ keys), MPITOPO_ERR_NOMEM;
+ * MPI codes pass through.
+ */
+MPITOPO_API int mpitopo_comm_set_info(MPI_Comm comm, MPI_Info info);
 
 /* Blocking neighbourhood collectives: the arguments of MPI_Neighbor_*. */
 MPITOPO_API int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount,
@@ -193,7 +219,12 @@ MPITOPO_API int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendc
 /*
  * Persistent forms: the arguments of MPI-4's MPI_Neighbor_*_init. Collective
  * over comm (every process makes the same persistent operations in the same
- * order), and nonblocking: nothing is sent. The schedule is built once, the
+ * order) and blocking: one small allreduce (on the private communicator,
+ * duplicated blocking here) agrees on every process's arguments, the
+ * operation, the schedule asked for, the combining threshold and, under
+ * "node", the block sizes, so that a process with a bad argument or
+ * another schedule makes every process return the same error (naming it)
+ * instead of leaving the others waiting; no data is sent. The schedule is built once, the
  * arrays are copied and derived datatypes duplicated, so both may be freed
  * after the call; the buffers are fixed, their contents may change between
  * runs. *request is inactive until mpitopo_start. info: MPI_INFO_NULL or

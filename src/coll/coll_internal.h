@@ -431,8 +431,11 @@ int mpitopo__slot_bytes(const side_t *s, int degree, int *bytes, const char *sch
 mpitopo__sched_t mpitopo__sched_parse(const char *s);
 const char *mpitopo__sched_name(mpitopo__sched_t s);
 
-/* Read the mpitopo_* keys of comm's info into n (at cache time). */
+/* Read the mpitopo_* keys of comm (mpitopo_comm_set_info's, else comm's
+ * info) into n: at cache time, and again when they are set. */
 void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm);
+/* When comm has cached lists, read its keys again. Local. */
+void mpitopo__nbr_refresh_info(MPI_Comm comm);
 
 /*
  * The schedule an operation requested: the _init call's info key (info may

@@ -298,6 +298,15 @@ int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr)
     return mpitopo__mpi_result(func, rc);
 }
 
+void mpitopo__nbr_refresh_info(MPI_Comm comm)
+{
+    int k = atomic_load(&fast_keyval), found = 0;
+    mpitopo__nbr_t *n = NULL;
+    if (k != MPI_KEYVAL_INVALID && comm != MPI_COMM_NULL &&
+        PMPI_Comm_get_attr(comm, k, &n, &found) == MPI_SUCCESS && found)
+        mpitopo__nbr_read_info(n, comm);
+}
+
 int mpitopo__nbr_private_comm(mpitopo__nbr_t *n, int blocking)
 {
     int rc;

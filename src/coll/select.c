@@ -51,6 +51,13 @@ static int info_value(MPI_Info info, const char *key, char *value, int size)
     return flag;
 }
 
+/* The value of key on comm: mpitopo's own keys (mpitopo_comm_set_info)
+ * first, then MPI's info of comm (Open MPI keeps keys it does not know). */
+static int comm_value(MPI_Comm comm, MPI_Info info, const char *key, char *value, int size)
+{
+    return mpitopo__comm_info_get(comm, key, value, size) || info_value(info, key, value, size);
+}
+
 void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm)
 {
     char v[64];
@@ -58,16 +65,25 @@ void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm)
     n->info_sched = MPITOPO__SCHED_UNSET;
     n->info_threshold = -1;
     if (PMPI_Comm_get_info(comm, &info) != MPI_SUCCESS)
-        return;
-    if (info_value(info, "mpitopo_neighbor", v, sizeof v)) {
+        info = MPI_INFO_NULL;
+    if (comm_value(comm, info, "mpitopo_neighbor", v, sizeof v)) {
         n->info_sched = mpitopo__sched_parse(v);
         snprintf(n->info_sched_text, sizeof n->info_sched_text, "%s", v);
     }
-    if (info_value(info, "mpitopo_combine_threshold", v, sizeof v)) {
+    if (comm_value(comm, info, "mpitopo_combine_threshold", v, sizeof v)) {
         n->info_threshold = parse_threshold(v);
         snprintf(n->info_threshold_text, sizeof n->info_threshold_text, "%s", v);
     }
-    PMPI_Info_free(&info);
+    if (info != MPI_INFO_NULL)
+        PMPI_Info_free(&info);
+}
+
+int mpitopo_comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    int rc = mpitopo__comm_info_set(comm, info, __func__);
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo__nbr_refresh_info(comm);
+    return rc;
 }
 
 /* MPITOPO_NEIGHBOR and MPITOPO_COMBINE_THRESHOLD, read once. */

@@ -557,6 +557,18 @@ static void role_weights(const graph_request_t *r, const adjacent_lists_t *mine,
     *outw = !w ? MPI_UNWEIGHTED : mine->outdegree ? mine->destweights : MPI_WEIGHTS_EMPTY;
 }
 
+/* After the PMPI_ constructor (result rc): the mpitopo_ keys of info stay
+ * on the new communicator (MPICH drops the keys it does not know), so that
+ * mpitopo_neighbor and friends given at creation apply on every MPI. */
+static int keep_keys(const graph_request_t *r, MPI_Info info, int rc, MPI_Comm *newcomm)
+{
+    if (rc != MPI_SUCCESS || info == MPI_INFO_NULL || *newcomm == MPI_COMM_NULL)
+        return rc;
+    if ((rc = mpitopo__comm_info_set(*newcomm, info, r->func)) != MPITOPO_SUCCESS)
+        PMPI_Comm_free(newcomm);
+    return rc;
+}
+
 static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, const int *sourceweights,
                          int outdegree, const int *destinations, const int *destweights, MPI_Info info,
                          int reorder, MPI_Comm *newcomm, int topology)
@@ -577,8 +589,11 @@ static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, c
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (!r->opt.reorder)
-        return topology ? PMPI_Dist_graph_create_adjacent(r->comm, indegree, sources, sourceweights, outdegree,
-                                                          destinations, destweights, info, 0, newcomm)
+        return topology ? keep_keys(r, info, PMPI_Dist_graph_create_adjacent(r->comm, indegree, sources,
+                                                                              sourceweights, outdegree,
+                                                                              destinations, destweights, info,
+                                                                              0, newcomm),
+                                    newcomm)
                         : PMPI_Comm_dup(r->comm, newcomm);
     if (!topology) {
         *newcomm = ordered;
@@ -592,6 +607,7 @@ static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, c
         role_weights(r, &mine, sourceweights, destweights, &inw, &outw);
         rc = PMPI_Dist_graph_create_adjacent(ordered, mine.indegree, mine.sources, inw, mine.outdegree,
                                              mine.destinations, outw, info, 0, newcomm);
+        rc = keep_keys(r, info, rc, newcomm);
     }
     mpitopo__free(mine.buffer);
     int frc = PMPI_Comm_free(&ordered);
@@ -639,6 +655,7 @@ static int general_impl(graph_request_t *r, int n, const int *sources, const int
     /* The edges name roles, which are the new ranks: they pass unchanged. */
     rc = PMPI_Dist_graph_create(r->opt.reorder ? ordered : r->comm, n, sources, degrees, destinations, weights,
                                 info, 0, newcomm);
+    rc = keep_keys(r, info, rc, newcomm);
     int frc = ordered != MPI_COMM_NULL ? PMPI_Comm_free(&ordered) : MPI_SUCCESS;
     return rc != MPI_SUCCESS ? rc : frc;
 }

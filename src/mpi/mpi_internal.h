@@ -25,6 +25,18 @@ int mpitopo__session_open(void);
 void mpitopo__nodeinfo_finalize(void);
 void mpitopo__emulation_finalize(void);
 void mpitopo__comm_machine_finalize(void);
+void mpitopo__comm_info_finalize(void);
+
+/*
+ * mpitopo's own info keys of a communicator (comm_info.c), kept in an
+ * attribute because MPICH drops the info keys it does not know:
+ * _set merges the keys of info that start with "mpitopo_" into comm's
+ * (MPI_INFO_NULL removes them all; errors name `func`); _get copies the
+ * value of key (len chars at most, NUL included) and returns whether comm
+ * has it. Duplicates of comm share the keys. Local.
+ */
+int mpitopo__comm_info_set(MPI_Comm comm, MPI_Info info, const char *func);
+int mpitopo__comm_info_get(MPI_Comm comm, const char *key, char *value, int len);
 
 /* Return rc; when it is an MPI error code, first set mpitopo_last_error()
  * to "func: MPI error N: <MPI's own text>", so the message never belongs to

@@ -24,6 +24,7 @@ static int finalize_cb(MPI_Comm comm, int keyval, void *value, void *extra)
     mpitopo__nodeinfo_finalize();
     mpitopo__emulation_finalize();
     mpitopo__comm_machine_finalize();
+    mpitopo__comm_info_finalize();
     pthread_mutex_lock(&session_lock);
     /* MPI keeps the keyval alive until this attribute is gone. */
     int k = keyval;

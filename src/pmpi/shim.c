@@ -17,6 +17,12 @@
  *                    reorder != 0 on an intracommunicator without a
  *                    topology, else MPI's own;
  *   MPI_Graph_map    as MPI_Cart_map: mpitopo_graph_map;
+ *   MPI_Comm_set_info, MPI_Comm_dup_with_info
+ *                    MPI's own, then mpitopo_comm_set_info with the same
+ *                    info (dup_with_info: replacing the keys copied from
+ *                    comm), so that mpitopo's keys (mpitopo_neighbor, ...)
+ *                    take on MPICH too, which drops keys it does not know;
+ *                    likewise the info of MPI_Dist_graph_create(_adjacent);
  *   MPI_Neighbor_allgather, _allgatherv, _alltoall, _alltoallv, _alltoallw,
  *   their MPI_Ineighbor_* and (MPI-4) MPI_Neighbor_*_init forms
  *                    mpitopo's when MPITOPO_NEIGHBOR asks, on an
@@ -425,6 +431,35 @@ int mpitopo__shim_dims_create(int nnodes, int ndims, int dims[])
     return shim_result(func, MPI_COMM_WORLD, rc, dims_error_class(rc));
 }
 
+/*
+ * mpitopo's own info keys (mpitopo_neighbor, mpitopo_combine_threshold):
+ * MPICH keeps no info key it does not know, so after MPI's call the keys
+ * of info are also kept with mpitopo_comm_set_info, on every MPI (one
+ * place for the library to read them). replace: comm's keys become exactly
+ * those of info (MPI_Comm_dup_with_info), instead of being updated. rc is
+ * MPI's result.
+ */
+static int keep_info_keys(const char *func, MPI_Comm comm, MPI_Info info, int rc, int replace)
+{
+    if (rc != MPI_SUCCESS || shim_config()->disabled || comm == MPI_COMM_NULL || !mpi_is_running())
+        return rc;
+    int mrc = replace ? mpitopo_comm_set_info(comm, MPI_INFO_NULL) : MPITOPO_SUCCESS;
+    if (mrc == MPITOPO_SUCCESS && info != MPI_INFO_NULL)
+        mrc = mpitopo_comm_set_info(comm, info);
+    return shim_result(func, comm, mrc, mrc == MPITOPO_ERR_NOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE);
+}
+
+int mpitopo__shim_comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    return keep_info_keys("MPI_Comm_set_info", comm, info, PMPI_Comm_set_info(comm, info), 0);
+}
+
+int mpitopo__shim_comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    return keep_info_keys("MPI_Comm_dup_with_info", rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL, info, rc, 1);
+}
+
 /* The graph calls take no dimensions: 0 for shim_takes. */
 int mpitopo__shim_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                              const int sourceweights[], int outdegree,
@@ -432,9 +467,11 @@ int mpitopo__shim_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const 
                                              MPI_Info info, int reorder, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Dist_graph_create_adjacent";
-    if (!reorder || !shim_takes(func, comm, 0, 0))
-        return PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                               destinations, destweights, info, reorder, newcomm);
+    if (!reorder || !shim_takes(func, comm, 0, 0)) {
+        int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                                 destinations, destweights, info, reorder, newcomm);
+        return keep_info_keys(func, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL, info, rc, 0);
+    }
     int rc = mpitopo_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
                                                 destinations, destweights, info, reorder, newcomm);
     return shim_result(func, comm, rc, graph_error_class(rc));
@@ -445,9 +482,11 @@ int mpitopo__shim_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
                                     int reorder, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Dist_graph_create";
-    if (!reorder || !shim_takes(func, comm, 0, 0))
-        return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
-                                      reorder, newcomm);
+    if (!reorder || !shim_takes(func, comm, 0, 0)) {
+        int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                        reorder, newcomm);
+        return keep_info_keys(func, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL, info, rc, 0);
+    }
     int rc = mpitopo_dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
                                        reorder, newcomm);
     return shim_result(func, comm, rc, graph_error_class(rc));
@@ -518,4 +557,14 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
     return mpitopo__shim_graph_map(comm, nnodes, index, edges, newrank);
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    return mpitopo__shim_comm_set_info(comm, info);
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    return mpitopo__shim_comm_dup_with_info(comm, info, newcomm);
 }

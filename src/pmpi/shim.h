@@ -38,6 +38,12 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, co
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[],
                                                 const int edges[], int *newrank);
 
+/* MPI_Comm_set_info and MPI_Comm_dup_with_info: MPI's own, then
+ * mpitopo_comm_set_info (mpitopo's keys survive on MPICH). */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_comm_set_info(MPI_Comm comm, MPI_Info info);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_comm_dup_with_info(MPI_Comm comm, MPI_Info info,
+                                                         MPI_Comm *newcomm);
+
 /* Whether a neighbourhood collective on comm goes to mpitopo
  * (MPITOPO_NEIGHBOR, MPITOPO_DISABLE; comm an intracommunicator with a
  * topology). Local. */

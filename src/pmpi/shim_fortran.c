@@ -425,6 +425,38 @@ SHIM_F_NAMES(DIST_GRAPH_CREATE, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE)
 SHIM_F_NAMES(GRAPH_CREATE, mpi_graph_create, MPI_GRAPH_CREATE)
 SHIM_F_NAMES(GRAPH_MAP, mpi_graph_map, MPI_GRAPH_MAP)
 
+/* MPI_Comm_set_info and MPI_Comm_dup_with_info: MPI's own, then mpitopo's
+ * keys kept where every MPI keeps them (shim.c). */
+static void f_comm_set_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr)
+{
+    f_set(ierr, mpitopo__shim_comm_set_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info)));
+}
+
+static void f_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm cnew = MPI_COMM_NULL;
+    int rc = mpitopo__shim_comm_dup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &cnew);
+    if (rc == MPI_SUCCESS)
+        *newcomm = PMPI_Comm_c2f(cnew);
+    f_set(ierr, rc);
+}
+
+#define COMM_SET_INFO(name)                                                                    \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr)                                  \
+    {                                                                                          \
+        f_comm_set_info(comm, info, ierr);                                                     \
+    }
+#define COMM_DUP_WITH_INFO(name)                                                               \
+    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
+    void name(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)               \
+    {                                                                                          \
+        f_comm_dup_with_info(comm, info, newcomm, ierr);                                       \
+    }
+
+SHIM_F_NAMES(COMM_SET_INFO, mpi_comm_set_info, MPI_COMM_SET_INFO)
+SHIM_F_NAMES(COMM_DUP_WITH_INFO, mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO)
+
 /*
  * Neighbourhood collectives (MPITOPO_NEIGHBOR; see shim_neighbor.c).
  *
