@@ -335,6 +335,9 @@ static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
     return 0;
 }
 
+static char **host_names(const char *list, int nnodes, char **copy);
+static int machine_nnodes(const mpitopo_machine_t *m);
+
 static int is_pattern_description(const char *s)
 {
     static const char *kinds[] = {"cart:", "random:", "ring:", "complete:"};
@@ -367,7 +370,11 @@ static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpit
         fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
         return 1;
     }
-    return 0;
+    /* --hosts is checked whether or not a format needs it. */
+    char *copy = NULL, **hosts = a->hosts ? host_names(a->hosts, machine_nnodes(*machine), &copy) : NULL;
+    free(hosts);
+    free(copy);
+    return a->hosts && !hosts;
 }
 
 /* Split the comma-separated mapper list (or all mappers that apply to the
@@ -562,7 +569,7 @@ static int token_int(const mapping_reader_t *r, const char *what, const char *s,
 {
     if (!parse_int(s, len, 0, v))
         return 0;
-    return mapping_error(r, "%s '%.*s': expected an integer in [0, 2^31-1]", what, (int)len, s);
+    return mapping_error(r, "%s '%.*s': expected an integer in [0, 2^31-1]", what, (int)(len < 60 ? len : 60), s);
 }
 
 static int place(mapping_reader_t *r, long long rank, long long leaf)
@@ -585,6 +592,18 @@ static int place(mapping_reader_t *r, long long rank, long long leaf)
     return 0;
 }
 
+/* A line as messages quote it: at most about 60 characters. */
+static const char *quoted(const char *s)
+{
+    static char buf[2][72];
+    static int which;
+    if (strlen(s) <= 64)
+        return s;
+    which = !which;
+    snprintf(buf[which], sizeof buf[which], "%.60s...", s);
+    return buf[which];
+}
+
 /* The node of a host name: --hosts, or node0, node1, ... */
 static int host_node(const mapping_reader_t *r, const char *host, int *node)
 {
@@ -592,7 +611,7 @@ static int host_node(const mapping_reader_t *r, const char *host, int *node)
         for (int i = 0; i < r->nnodes; i++)
             if (!strcmp(r->hosts[i], host))
                 return *node = i, 0;
-        return mapping_error(r, "unknown host '%s': not among the %d names that --hosts gives the nodes", host,
+        return mapping_error(r, "unknown host '%s': not among the %d names that --hosts gives the nodes", quoted(host),
                              r->nnodes);
     }
     long long v;
@@ -603,7 +622,7 @@ static int host_node(const mapping_reader_t *r, const char *host, int *node)
             return *node = (int)v, 0;
     }
     return mapping_error(r, "unknown host '%s': the machine's nodes are node0 to node%d (name them with --hosts)",
-                         host, r->nnodes - 1);
+                         quoted(host), r->nnodes - 1);
 }
 
 /* plain: "RANK LEAF" or "RANK LEAF NODE". */
@@ -615,13 +634,13 @@ static int line_plain(mapping_reader_t *r, char *s)
     for (char *p = s + strspn(s, " \t"); *p; p += strspn(p, " \t"), n++) {
         size_t len = strcspn(p, " \t");
         if (n == 3)
-            return mapping_error(r, "'%s': expected \"RANK LEAF\" or \"RANK LEAF NODE\" (plain format)", s);
+            return mapping_error(r, "'%s': expected \"RANK LEAF\" or \"RANK LEAF NODE\" (plain format)", quoted(s));
         if (token_int(r, what[n], p, len, &v[n]))
             return 1;
         p += len;
     }
     if (n < 2)
-        return mapping_error(r, "'%s': expected \"RANK LEAF\" or \"RANK LEAF NODE\" (plain format)", s);
+        return mapping_error(r, "'%s': expected \"RANK LEAF\" or \"RANK LEAF NODE\" (plain format)", quoted(s));
     if (n == 3 && v[1] < r->nleaves) {
         int node, slot;
         leaf_place(r->m, r->node_level, (int)v[1], &node, &slot);
@@ -635,25 +654,30 @@ static int line_plain(mapping_reader_t *r, char *s)
 static int line_openmpi(mapping_reader_t *r, char *s)
 {
     static const char *expected = "expected \"rank R=HOST slot=S\" (openmpi-rankfile format)";
-    char *p = s + 4, *eq = strchr(s, '=');
-    if (strncmp(s, "rank", 4) || (*p != ' ' && *p != '\t') || !eq)
-        return mapping_error(r, "'%s': %s", s, expected);
+    char *p = s + 4;
+    if (strncmp(s, "rank", 4) || (*p != ' ' && *p != '\t'))
+        return mapping_error(r, "'%s': %s", quoted(s), expected);
     p += strspn(p, " \t");
+    size_t len = strcspn(p, " \t=");
+    char *eq = p + len + strspn(p + len, " \t");
+    if (*eq != '=')
+        return mapping_error(r, "'%s': %s", quoted(s), expected);
     long long rank, slot;
-    if (token_int(r, "rank", p, strcspn(p, " \t="), &rank))
+    if (token_int(r, "rank", p, len, &rank))
         return 1;
-    char *host = eq + 1, *after = host + strcspn(host, " \t");
-    char *slot_s = after + strspn(after, " \t");
-    if (after == host || strncmp(slot_s, "slot=", 5))
-        return mapping_error(r, "'%s': %s", s, expected);
-    *after = '\0';
+    char *host = eq + 1;
+    size_t host_len = strcspn(host, " \t");
+    char *slot_s = host + host_len + strspn(host + host_len, " \t");
+    if (host_len == 0 || strncmp(slot_s, "slot=", 5))
+        return mapping_error(r, "'%s': %s", quoted(s), expected);
     slot_s += 5;
-    size_t len = strcspn(slot_s, " \t");
+    len = strcspn(slot_s, " \t");
     if (slot_s[len + strspn(slot_s + len, " \t")])
-        return mapping_error(r, "'%s': %s", s, expected);
+        return mapping_error(r, "'%s': %s", quoted(s), expected);
     if (parse_int(slot_s, len, 0, &slot))
         return mapping_error(r, "slot '%.*s': expected one core index inside the node, as 'mpitopo map' writes",
-                             (int)len, slot_s);
+                             (int)(len < 60 ? len : 60), slot_s);
+    host[host_len] = '\0';
     int node, first, count;
     if (host_node(r, host, &node))
         return 1;
@@ -668,13 +692,13 @@ static int line_openmpi(mapping_reader_t *r, char *s)
 static int line_mpich(mapping_reader_t *r, char *s)
 {
     if (strpbrk(s, " \t"))
-        return mapping_error(r, "'%s': expected \"HOST\" or \"HOST:N\" (mpich-hosts format)", s);
+        return mapping_error(r, "'%s': expected \"HOST\" or \"HOST:N\" (mpich-hosts format)", quoted(s));
     char *colon = strrchr(s, ':');
     long long n = 1;
     if (colon) {
         *colon = '\0';
         if (parse_int(colon + 1, strlen(colon + 1), 1, &n))
-            return mapping_error(r, "'%s:%s': expected a number of ranks >= 1 after ':'", s, colon + 1);
+            return mapping_error(r, "'%s:%s': expected a number of ranks >= 1 after ':'", quoted(s), quoted(colon + 1));
     }
     int node, first, count;
     if (host_node(r, s, &node))
@@ -699,11 +723,11 @@ static int cray_entry(mapping_reader_t *r, const char *tok, size_t len)
     size_t lo_len = dash ? (size_t)(dash - tok) : len;
     long long lo, hi;
     if (parse_int(tok, lo_len, 0, &lo) || (dash && parse_int(dash + 1, len - lo_len - 1, 0, &hi)))
-        return mapping_error(r, "'%.*s': expected a rank or a range A-B of ranks", (int)len, tok);
+        return mapping_error(r, "'%.*s': expected a rank or a range A-B of ranks", (int)(len < 60 ? len : 60), tok);
     if (!dash)
         hi = lo;
     if (hi < lo)
-        return mapping_error(r, "range '%.*s': the first rank is above the last", (int)len, tok);
+        return mapping_error(r, "range '%.*s': the first rank is above the last", (int)(len < 60 ? len : 60), tok);
     for (long long rank = lo; rank <= hi; rank++) {
         if (r->next >= r->nleaves)
             return mapping_error(r, "more ranks than the machine's %d leaves (slots)", r->nleaves);
@@ -726,7 +750,7 @@ static int line_cray(mapping_reader_t *r, char *s)
         while (len > 0 && (tok[len - 1] == ' ' || tok[len - 1] == '\t'))
             len--;
         if (len == 0 && *p)
-            return mapping_error(r, "'%s': an empty entry between commas (cray-rank-order format)", s);
+            return mapping_error(r, "'%s': an empty entry between commas (cray-rank-order format)", quoted(s));
         if (len > 0 && cray_entry(r, tok, len))
             return 1;
     }
@@ -751,11 +775,18 @@ static map_format_t detect_format(const char *s)
     return FMT_AUTO;
 }
 
-/* One line without its comment and trailing blanks (and \r); 0 when empty. */
+/* One line without its comment and trailing blanks (and \r), control
+ * characters shown as '?' (they fit no format, and messages quote lines);
+ * 0 when empty. */
 static size_t clean_line(char *s)
 {
     s[strcspn(s, "#\r\n")] = '\0';
     size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 && s[i] != '\t')
+            s[i] = '?';
+        else if (s[i] == 0x7f)
+            s[i] = '?';
     while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         s[--n] = '\0';
     return n;
@@ -767,14 +798,19 @@ static int read_lines(mapping_reader_t *r, FILE *f, map_format_t *format)
     char *buf = NULL;
     size_t cap = 0;
     int status = 0;
-    while (!status && getline(&buf, &cap, f) >= 0) {
+    ssize_t len;
+    while (!status && (len = getline(&buf, &cap, f)) >= 0) {
         r->line++;
+        if (memchr(buf, '\0', (size_t)len)) {
+            status = mapping_error(r, "a NUL byte: not a text file");
+            break;
+        }
         if (!clean_line(buf))
             continue;
         char *s = buf + strspn(buf, " \t");
         if (*format == FMT_AUTO && (*format = detect_format(s)) == FMT_AUTO)
             status = mapping_error(r, "'%s': not a line of any format 'mpitopo map' writes (or give --mapping-format)",
-                                   s);
+                                   quoted(s));
         else
             status = parse[*format](r, s);
     }

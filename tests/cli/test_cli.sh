@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CLI tests: Table 3 of Gropp (EuroMPI'18) reproduced, JSON shape, errors.
+# CLI tests: Table 3 of Gropp (EuroMPI'18) reproduced, JSON shape, errors, --version and
+# --help, option aliases, placement files read back (eval --mapping), the fuzz harness.
 set -u
 cli=$1
 data=$2
@@ -90,6 +91,63 @@ expect_in help "--placement"
 check version "$cli" version
 expect_in version "mpitopo "
 
+# --version and -V: the version from mpitopo/version.h and the optional mappers;
+# every help in help2man's shape (a Usage line first, an Options section).
+check version-long "$cli" --version
+expect_in version-long "optional mappers: scotch "
+version_out=$out
+if ! grep -qE '^mpitopo [0-9]+\.[0-9]+\.[0-9]+$' <<<"$(head -1 <<<"$out")"; then
+  echo "FAIL version-long: first line '$(head -1 <<<"$out")'"; failures=$((failures + 1))
+fi
+check version-short "$cli" -V
+if [ "$out" != "$version_out" ]; then echo "FAIL version-short: differs from --version"; failures=$((failures + 1)); fi
+for sub in main eval map dims mappers version; do
+  if [ $sub = main ]; then check help-$sub "$cli" --help; else check help-$sub "$cli" $sub --help; fi
+  if [ "$(head -c 15 <<<"$out")" != "Usage: mpitopo " ]; then
+    echo "FAIL help-$sub: does not start with 'Usage: mpitopo '"; failures=$((failures + 1))
+  fi
+  case $sub in main | eval | map | dims) expect_in help-$sub "Options:" ;; esac
+done
+expect_error version-arg "version takes no argument" "$cli" version extra
+
+# mpitopo-job (built with MPI, next to mpitopo): --help and --version need no launcher.
+job=$(dirname "$cli")/mpitopo-job
+if [ -x "$job" ]; then
+  check job-help "$job" --help
+  expect_in job-help "Usage: mpitopo-job [NDIMS]"
+  expect_in job-help "MPITOPO_EMULATE_PLACEMENT"
+  expect_in job-help "Options:"
+  check job-version "$job" --version
+  expect_in job-version "mpitopo-job $(head -1 <<<"${version_out#mpitopo }")"
+  check job-version-short "$job" -V
+  expect_in job-version-short "mpitopo-job "
+  expect_error job-ndims "NDIMS, 1, 2 or 3, not '4'" "$job" 4
+  expect_error job-args "not 'x'" "$job" 2 x
+fi
+
+# One spelling per option, the other subcommand's old one kept as an alias:
+# --weights (--weight) and --placement (--launch), in eval and in map.
+same() { # same NAME: $a and $b must be equal and non-empty
+  if [ -z "$a" ] || [ "$a" != "$b" ]; then
+    echo "FAIL $1: outputs differ:"; diff <(echo "$a") <(echo "$b"); failures=$((failures + 1))
+  fi
+}
+a=$("$cli" eval --machine "node:4 core:4" --pattern ring:16:4 --weight messages --launch rr 2>&1)
+b=$("$cli" eval --machine "node:4 core:4" --pattern ring:16:4 --weights messages --placement rr 2>&1)
+same eval-aliases
+a=$("$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --weight unit --launch random:3 --json 2>&1)
+b=$("$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --weights unit --placement random:3 --json 2>&1)
+same eval-aliases-json
+a=$("$cli" map --machine "node:4 core:4" --pattern ring:16:4 --weight messages --launch rr --verbose 2>&1)
+b=$("$cli" map --machine "node:4 core:4" --pattern ring:16:4 --weights messages --placement rr --verbose 2>&1)
+same map-aliases
+a=$("$cli" map --machine "node:4 core:4" --pattern ring:16:4 --launch random:3 --mapper random --seed 5 2>&1)
+b=$("$cli" map --machine "node:4 core:4" --pattern ring:16:4 --placement random:3 --mapper random --seed 5 2>&1)
+same map-random-launch
+expect_error eval-bad-launch "--launch 'sideways': expected block, rr or random:SEED" \
+  "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --launch sideways
+expect_error map-bad-weight "--weight 'kg'" "$cli" map --machine "node:4 core:4" --pattern cart:4x4 --weight kg
+
 expect_error bad-machine "node:0" "$cli" eval --machine "node:0 core:4" --pattern cart:4x4
 expect_error bad-pattern "cart:4xq" "$cli" eval --machine "node:4 core:4" --pattern cart:4xq
 expect_error missing-file "/nonexistent" "$cli" eval --machine "node:4 core:4" --pattern /nonexistent
@@ -158,6 +216,125 @@ expect_error map-bad-mapper "no such mapper" "$cli" map "${ring[@]}" --mapper fr
 expect_error map-no-pattern "map needs --pattern" "$cli" map --machine "node:2 core:8"
 expect_error map-output "--output '$tmp/no/such/dir'" "$cli" map "${ring[@]}" --output "$tmp/no/such/dir"
 rm -rf "$tmp"
+
+# eval --mapping FILE: what 'mpitopo map' writes in every format, read back,
+# measures what the same mapper's column measures (map keeps the launch
+# placement unless the mapper lowers the cost: eval --never-worse does too).
+# mpich-hosts names hosts only, and cray-rank-order has no empty slots, so
+# those two round-trip exactly on full machines with no level inside a node
+# but the cores.
+tmp=$(mktemp -d)
+roundtrip() { # roundtrip NAME FORMAT MAPPER ARGS...: the file's column and the mapper's agree
+  local name=$1 fmt=$2 mapper=$3; shift 3
+  if ! "$cli" map "$@" --mapper "$mapper" --format "$fmt" --output "$tmp/$name.txt" 2>"$tmp/err"; then
+    echo "FAIL $name: map failed: $(cat "$tmp/err")"; failures=$((failures + 1)); return
+  fi
+  check "$name" "$cli" eval "$@" --mapper "$mapper" --never-worse --mapping "$tmp/$name.txt" --json || return
+  if ! python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+mine, theirs = d["mappers"]
+assert theirs["name"] == sys.argv[2] and theirs["format"] == sys.argv[3], theirs
+assert theirs["file"].endswith("/" + sys.argv[2]), theirs["file"]
+for key in ("offnode_partners", "onnode_partners", "cost", "over_bound", "levels"):
+    assert mine[key] == theirs[key], (key, mine[key], theirs[key])
+' "$out" "$name.txt" "$fmt"; then
+    echo "FAIL $name: the file's column differs from the mapper's"; failures=$((failures + 1))
+  fi
+}
+if command -v python3 >/dev/null; then
+  mappers=$("$cli" mappers | awk '{ print $1 }')
+  for fmt in plain openmpi-rankfile mpich-hosts cray-rank-order; do
+    for mapper in $mappers; do
+      roundtrip "rt-$fmt-$mapper" $fmt $mapper --machine "switch:2 node:4 core:4" --pattern cart:4x8:moore=1 \
+        --placement rr
+    done
+    roundtrip "rt-$fmt-hosts" $fmt tree --machine "node:4 core:4" --pattern random:16:0.3:2 \
+      --hosts a1,b2,c3,d4 --weights messages
+  done
+  # Partial machines with sockets: the formats that name every core.
+  for fmt in plain openmpi-rankfile; do
+    for mapper in tree rr random:4 scotch metis; do
+      grep -qx "${mapper%:*}" <<<"$mappers" || continue
+      roundtrip "rt-partial-$fmt-${mapper%:*}" $fmt $mapper --machine "node:3 socket:2 core:4" \
+        --pattern random:19:0.2:5 --placement random:2
+    done
+  done
+else
+  echo "SKIP mapping round trips: no python3"
+fi
+# cray-rank-order cannot leave a slot empty: map says so.
+check map-cray-holes "$cli" map --machine "node:2 core:8" --pattern ring:8:4 --placement rr --mapper identity \
+  --format cray-rank-order
+expect_in map-cray-holes "warning: cray-rank-order cannot leave slots empty"
+# Two files side by side, named after their basenames; table and JSON.
+"$cli" map --machine "node:4 core:4" --pattern ring:16:4 --format openmpi-rankfile --output "$tmp/good.rank"
+"$cli" map --machine "node:4 core:4" --pattern ring:16:4 --placement rr --mapper identity --format cray-rank-order \
+  --output "$tmp/rr.order"
+check mapping-table "$cli" eval --machine "node:4 core:4" --pattern ring:16:4 --mapper identity \
+  --mapping "$tmp/good.rank" --mapping "$tmp/rr.order"
+expect_in mapping-table "identity              good.rank               rr.order"
+expect_in mapping-table "(good.rank: the placement in $tmp/good.rank, openmpi-rankfile format)"
+expect_in mapping-table "(rr.order: the placement in $tmp/rr.order, cray-rank-order format)"
+expect_in mapping-table "edges crossing node (4 units)                           0                      0                     16"
+check mapping-only "$cli" eval --machine "node:4 core:4" --pattern ring:16:4 --mapper none --mapping "$tmp/good.rank" --json
+expect_in mapping-only '"name": "good.rank", "file": "'
+expect_error mapping-none "nothing to measure" "$cli" eval --machine "node:4 core:4" --pattern ring:16:4 --mapper none
+# --mapping-format forces the format; a file that is not in it is refused.
+printf '0 0\n1 1\n' >"$tmp/two.txt"
+expect_error mapping-forced "two.txt:1: '0 0': expected a rank or a range A-B of ranks" \
+  "$cli" eval --machine "node:1 core:2" --pattern complete:2 --mapping "$tmp/two.txt" --mapping-format cray-rank-order
+check mapping-forced-ok "$cli" eval --machine "node:1 core:2" --pattern complete:2 --mapping "$tmp/two.txt" \
+  --mapping-format plain
+expect_error mapping-format-bad "--mapping-format 'xml': expected auto, plain" \
+  "$cli" eval --machine "node:1 core:2" --pattern complete:2 --mapping "$tmp/two.txt" --mapping-format xml
+
+# Bad placement files: the message names the file, the line and the value.
+bad_mapping() { # bad_mapping NAME NEEDLE CONTENT [EVAL OPTIONS...]: 8 ranks on node:2 core:4
+  local name=$1 needle=$2 content=$3; shift 3
+  printf '%b' "$content" >"$tmp/$name"
+  expect_error "$name" "$needle" "$cli" eval --machine "node:2 core:4" --pattern ring:8:4 --mapping "$tmp/$name" "$@"
+}
+bad_mapping not-permutation "not-permutation:3: rank 2 on leaf 1, which rank 1 holds already (line 2): not a permutation" \
+  '0 0\n1 1\n2 1\n3 3\n4 4\n5 5\n6 6\n7 7\n'
+bad_mapping rank-twice "rank-twice:1: rank 0 placed twice (line 1 placed it already)" '0,0,1,2,3,4,5,6\n'
+bad_mapping unknown-host "unknown-host:2: unknown host 'node2': the machine's nodes are node0 to node1" \
+  'rank 0=node0 slot=0\nrank 1=node2 slot=0\n'
+bad_mapping unknown-host-hosts "unknown host 'node0': not among the 2 names that --hosts gives the nodes" \
+  'node0:4\nnode1:4\n' --hosts x,y
+bad_mapping too-few "too-few: places 7 of the pattern's 8 ranks: rank 7 is missing (cray-rank-order format)" \
+  '0,1,2,3,4,5,6\n'
+bad_mapping too-few-mpich "places 4 of the pattern's 8 ranks: rank 4 is missing (mpich-hosts format)" \
+  '# four only\nnode0:4\n'
+bad_mapping too-many "too-many:2: rank 8, but the pattern has 8 processes (ranks 0 to 7)" '0-6,\n8\n'
+bad_mapping too-many-slots "too-many-slots:1: more ranks than the machine's 8 leaves (slots)" '0-8\n'
+bad_mapping too-many-mpich "too-many-mpich:3: more ranks than the pattern's 8 processes" 'node0:4\nnode1:4\nnode1\n'
+bad_mapping full-host "full-host:1: host node0 gets more ranks than its 4 leaves" 'node0:5\nnode1:3\n'
+bad_mapping garbage "garbage:2: 'hello, world!': not a line of any format 'mpitopo map' writes" \
+  '# a comment\nhello, world!\n'
+bad_mapping binary "binary:1: a NUL byte: not a text file" '\0\1\2\n'
+bad_mapping empty "empty: no placement in the file (empty, or only comments)" '# nothing\n\n'
+bad_mapping bad-slot "bad-slot:1: slot 4, but host node0 has 4 leaves (slots 0 to 3)" 'rank 0=node0 slot=4\n'
+bad_mapping slot-range "slot '0-3': expected one core index inside the node" 'rank 0=node0 slot=0-3\n'
+bad_mapping bad-leaf "bad-leaf:1: leaf 8, but the machine has 8 leaves (0 to 7)" '0 8\n'
+bad_mapping wrong-node "wrong-node:2: leaf 5 is on node 1, not on node 0" '0 0 0\n1 5 0\n'
+bad_mapping bad-rank "bad-rank:1: rank 'x': expected an integer" 'rank x=node0 slot=0\n'
+bad_mapping negative "negative:1: '-1 2': not a line of any format" '-1 2\n'
+bad_mapping empty-entry "empty-entry:1: '0,,1': an empty entry between commas" '0,,1\n'
+bad_mapping backwards "range '5-2': the first rank is above the last" '5-2\n'
+bad_mapping mpich-count "'node0:0': expected a number of ranks >= 1" 'node0:0\n'
+expect_error missing-mapping "--mapping $tmp/none.txt: No such file or directory" \
+  "$cli" eval --machine "node:2 core:4" --pattern ring:8:4 --mapping "$tmp/none.txt"
+rm -rf "$tmp"
+
+# The fuzz harness: eval and map end to end with every mapper of the build.
+# MPITOPO_CLI_FUZZ_SEED and MPITOPO_CLI_FUZZ_COUNT make other and longer runs.
+if command -v python3 >/dev/null; then
+  if ! python3 "$(dirname "$0")/fuzz_cli.py" --cli "$cli" --seed "${MPITOPO_CLI_FUZZ_SEED:-1}" \
+      --count "${MPITOPO_CLI_FUZZ_COUNT:-300}" --budget 45; then
+    failures=$((failures + 1))
+  fi
+fi
 
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
 echo "PASS cli"
