@@ -134,8 +134,9 @@ MPITOPO_API int mpitopo_pattern_create(int nprocs, int64_t nedges, const int *sr
  * @param[out] pattern the new pattern, owned by the caller; NULL on error
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_ARG an invalid argument (the message names it)
- * @retval MPITOPO_ERR_RANGE more than 2^31-1 processes or stencil offsets,
- *         bytes overflowing
+ * @retval MPITOPO_ERR_RANGE more than 2^31-1 processes, more than 2^20
+ *         (1,048,576) stencil offsets (the limit of every stencil), bytes
+ *         overflowing
  * @retval MPITOPO_ERR_NOMEM out of memory
  */
 MPITOPO_API int mpitopo_pattern_cart(int ndims, const int *dims, const int *periods,
@@ -203,7 +204,8 @@ MPITOPO_API int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_PARSE a malformed description, also an unknown kind
  *         (errors name the offending field)
- * @retval MPITOPO_ERR_RANGE too many processes or offsets, overflowing bytes
+ * @retval MPITOPO_ERR_RANGE too many processes (2^31-1) or offsets (2^20),
+ *         overflowing bytes
  * @retval MPITOPO_ERR_NOMEM out of memory
  * @retval MPITOPO_ERR_ARG NULL pointers
  */
