@@ -8,7 +8,8 @@
 #      placement in the launcher's format: an Open MPI rank file
 #      (openmpi-rankfile, for `mpirun --rankfile`) or an MPICH (Hydra)
 #      machine file (mpich-hosts, one host per rank in rank order, for
-#      `mpiexec -f`);
+#      `mpiexec -f`); `mpitopo eval --mapping` shows what it saves against
+#      the launch placement;
 #   3. relaunch the program with that file.
 #
 # usage: trace_and_map.sh [options] [--] PROGRAM [ARGS...]
@@ -85,9 +86,13 @@ fi
 echo "   $(grep -vc '^#' "$trace") lines in $trace"
 
 echo "== 2. map onto \"$machine\" (launch placement to beat: $launch) -> $file"
-"$cli" map --pattern "$trace" --machine "$machine" --launch "$launch" --format "$format" \
+"$cli" map --pattern "$trace" --machine "$machine" --placement "$launch" --format "$format" \
     ${hosts:+--hosts "$hosts"} --output "$file" --verbose
 sed 's/^/   /' "$file"
+# The launch placement (identity) and the file side by side: traffic
+# crossing each level of the machine, partners per process, cost.
+"$cli" eval --pattern "$trace" --machine "$machine" --placement "$launch" --mapper identity \
+    --mapping "$file" ${hosts:+--hosts "$hosts"} | sed 's/^/   /'
 if [ "$local" = 1 ]; then
     # Every node is this host: rename the hosts, and fold Open MPI's core
     # numbers onto the cores this host has.

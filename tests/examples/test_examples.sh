@@ -91,6 +91,7 @@ if [ -x "$tmp/prefix/bin/mpitopo" ]; then
     [ "$status" = 0 ] || fail "trace_and_map.sh exited with status $status"
     [ "$(grep -cx "trace_app: PASS" <<<"$out")" = 2 ] || fail "trace_and_map.sh: not two trace_app passes"
     grep -q "^mpitopo map: .*off-node weight" <<<"$out" || fail "trace_and_map.sh: no mapping report"
+    grep -q "^ *weighted cost sum" <<<"$out" || fail "trace_and_map.sh: no eval table of the placement file"
 else
     echo "(no mpitopo CLI installed: trace_and_map.sh not run)"
 fi
