@@ -55,32 +55,61 @@ static int check_above(const char *above, const mpitopo_machine_t *top)
     return MPITOPO_SUCCESS;
 }
 
-/* Past the ')' closing the attributes at s (which is '('), or NULL. */
-static const char *skip_attributes(const char *s)
+/* What a synthetic description asks hwloc to build, as far as it costs:
+ * its PUs (the product of its arities), the NUMA nodes attached with
+ * "[numa]" (one per object of the level before each), and the largest
+ * index given in an explicit "indexes=" list (every cpuset and nodeset is
+ * a bitmap that long). Counts saturate above the limits. */
+typedef struct synthetic_size {
+    long long pus, numa;
+    unsigned long long index;
+} synthetic_size_t;
+
+/* The attributes from s (at '(') to the first ')': the largest index of an
+ * explicit indexes= list (hwloc's other form, interleaving loops, gives
+ * indexes below the number of objects). Returns past the ')', or NULL. */
+static const char *scan_attributes(const char *s, synthetic_size_t *sz)
 {
     const char *close = strchr(s, ')');
-    return close ? close + 1 : NULL;
+    if (!close)
+        return NULL;
+    for (const char *p = s; p < close; p++) {
+        if (strncmp(p, "indexes=", 8) != 0)
+            continue;
+        const char *v = p + 8;
+        size_t len = strcspn(v, " )");
+        for (const char *q = v; strspn(v, "0123456789,") >= len && q < v + len; q += strspn(q, ",")) {
+            char *end;
+            unsigned long long x = strtoull(q, &end, 10);
+            sz->index = x > sz->index ? x : sz->index;
+            q = end > q ? end : q + 1;
+        }
+    }
+    return close + 1;
 }
 
 /*
- * The PUs a synthetic description asks for: the product of its arities,
- * saturated just above MPITOPO__SYNTHETIC_MAX_PUS. The scan reads levels as
- * hwloc does (an optional "(attributes)" of the root; then levels "TYPE:N"
- * or "N", each optionally followed by "(attributes)", separated by blanks
- * or newlines; attached memory "[...]" has no arity). Where it cannot read
- * on, it returns what it has: hwloc refuses such a description itself.
+ * The scan reads a description as hwloc does: an optional "(attributes)" of
+ * the root; then levels "TYPE:N" or "N", each optionally followed by
+ * "(attributes)", and attached memory "[numa(attributes)]", separated by
+ * blanks or newlines. Where it cannot read on it stops with what it has:
+ * hwloc refuses such a description itself.
  */
-static long long synthetic_pus(const char *desc)
+static void synthetic_size(const char *desc, synthetic_size_t *sz)
 {
-    long long pus = 1;
-    const char *pos = *desc == '(' ? skip_attributes(desc) : desc;
-    while (pos && pus <= MPITOPO__SYNTHETIC_MAX_PUS) {
+    const long long max = MPITOPO__SYNTHETIC_MAX_PUS;
+    *sz = (synthetic_size_t){1, 0, 0};
+    const char *pos = *desc == '(' ? scan_attributes(desc, sz) : desc;
+    while (pos && sz->pus <= max && sz->numa <= max) {
         pos += strspn(pos, " \n");
         if (*pos == '\0')
             break;
         if (*pos == '[') {
-            pos = strchr(pos, ']');
-            pos = pos ? pos + 1 : NULL;
+            const char *close = strchr(pos, ']'), *open = strchr(pos, '(');
+            sz->numa += sz->pus;
+            if (close && open && open < close)
+                scan_attributes(open, sz);
+            pos = close ? close + 1 : NULL;
             continue;
         }
         if (*pos < '0' || *pos > '9') {
@@ -93,10 +122,27 @@ static long long synthetic_pus(const char *desc)
         unsigned long long n = strtoull(pos, &end, 0);
         if (end == pos)
             break;
-        pus = n > MPITOPO__SYNTHETIC_MAX_PUS ? MPITOPO__SYNTHETIC_MAX_PUS + 1 : pus * (long long)n;
-        pos = *end == '(' ? skip_attributes(end) : end;
+        sz->pus = n > (unsigned long long)max ? max + 1 : sz->pus * (long long)n;
+        pos = *end == '(' ? scan_attributes(end, sz) : end;
     }
-    return pus;
+}
+
+/* Refuse a description hwloc would spend minutes or gigabytes on. */
+static int check_synthetic(const char *source, const char *desc)
+{
+    char s[256];
+    synthetic_size_t sz;
+    synthetic_size(desc, &sz);
+    if (sz.pus > MPITOPO__SYNTHETIC_MAX_PUS || sz.numa > MPITOPO__SYNTHETIC_MAX_PUS)
+        return HWLOC_FAIL(MPITOPO_ERR_RANGE, "source = %s: the synthetic description has more than %d %s",
+                          source_text(s, sizeof s, source), MPITOPO__SYNTHETIC_MAX_PUS,
+                          sz.pus > MPITOPO__SYNTHETIC_MAX_PUS ? "PUs (the product of its arities)"
+                                                              : "attached NUMA nodes");
+    if (sz.index >= MPITOPO__SYNTHETIC_MAX_INDEX)
+        return HWLOC_FAIL(MPITOPO_ERR_RANGE, "source = %s: the synthetic description has an index of %llu in "
+                          "indexes=, more than %d", source_text(s, sizeof s, source), sz.index,
+                          MPITOPO__SYNTHETIC_MAX_INDEX - 1);
+    return MPITOPO_SUCCESS;
 }
 
 /* hwloc wants PUs at the bottom of a synthetic description; one that stops
@@ -109,10 +155,9 @@ static int set_synthetic(hwloc_topology_t topo, const char *source)
     if (desc[strspn(desc, " \t\n")] == '\0')
         return HWLOC_FAIL(MPITOPO_ERR_HWLOC, "source = %s: the synthetic description is empty",
                           source_text(s, sizeof s, source));
-    if (synthetic_pus(desc) > MPITOPO__SYNTHETIC_MAX_PUS)
-        return HWLOC_FAIL(MPITOPO_ERR_RANGE, "source = %s: the synthetic description has more than %d PUs "
-                          "(the product of its arities)", source_text(s, sizeof s, source),
-                          MPITOPO__SYNTHETIC_MAX_PUS);
+    int rc = check_synthetic(source, desc);
+    if (rc)
+        return rc;
     if (hwloc_topology_set_synthetic(topo, desc) == 0)
         return MPITOPO_SUCCESS;
     size_t len = strlen(desc);
@@ -121,7 +166,7 @@ static int set_synthetic(hwloc_topology_t topo, const char *source)
         return HWLOC_FAIL(MPITOPO_ERR_NOMEM, "out of memory allocating a synthetic description");
     memcpy(with_pu, desc, len);
     memcpy(with_pu + len, pu, sizeof pu);
-    int rc = hwloc_topology_set_synthetic(topo, with_pu);
+    rc = hwloc_topology_set_synthetic(topo, with_pu);
     mpitopo__free(with_pu);
     if (rc != 0)
         return HWLOC_FAIL(MPITOPO_ERR_HWLOC,

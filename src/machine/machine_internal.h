@@ -24,8 +24,13 @@ struct mpitopo_machine {
  * its arities), checked before hwloc sees it: hwloc's synthetic backend
  * inserts objects in time quadratic in their number (4,096 PUs under one
  * package take seconds, 65,536 minutes), and real nodes stay well below
- * (2 x 192 cores x 2 threads = 768). */
+ * (2 x 192 cores x 2 threads = 768). NUMA nodes attached with "[numa]"
+ * count against the same limit, separately. */
 #define MPITOPO__SYNTHETIC_MAX_PUS 4096
+/* Indexes given in an explicit "indexes=" list of a synthetic description
+ * must be below this: every cpuset and nodeset is a bitmap as long as the
+ * largest index (4294967295 made hwloc crash). */
+#define MPITOPO__SYNTHETIC_MAX_INDEX 65536
 
 /* Level at which the paths of leaves a and b part; nlevels when a == b.
  * No argument checks: for the hot loops of mappers and metrics. */

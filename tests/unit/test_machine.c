@@ -931,6 +931,14 @@ static void test_hwloc_synthetic(void **state)
     assert_string_equal(buf, "node:2 socket:1 core:5");
     mpitopo_machine_destroy(&m);
 
+    /* Indexes below 65536, in lists or interleaving loops, are hwloc's to judge. */
+    m = must_hwloc("node:1", "synthetic:package:2 core:2 pu:1(indexes=3,2,1,65535)");
+    mpitopo_machine_destroy(&m);
+    m = must_hwloc("node:1", "synthetic:package:2 [numa] core:2 pu:2(indexes=core:pu:package)");
+    describe(m, buf, sizeof buf);
+    assert_string_equal(buf, "node:1 socket:2 core:2");
+    mpitopo_machine_destroy(&m);
+
     /* The most PUs a synthetic description may have: 4096. */
     m = must_hwloc("node:1", "synthetic:package:64 core:64");
     describe(m, buf, sizeof buf);
@@ -1040,6 +1048,13 @@ static void test_hwloc_errors(void **state)
         {"node:2", "synthetic:package:18446744073709551615 core:1", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
         {"node:2", "synthetic:package:-1 core:1", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
         {"node:2", "synthetic:package:99999999999999999999999 core:1", MPITOPO_ERR_RANGE, "more than 4096 PUs"},
+        {"node:2", "synthetic:package:64 core:64 [numa] [numa]", MPITOPO_ERR_RANGE, "more than 4096 attached NUMA"},
+        /* Explicit indexes make every cpuset as long as the largest one:
+         * 4294967295 cost hwloc 512 MB per object. */
+        {"node:2", "synthetic:pu:2(indexes=4294967295,0)", MPITOPO_ERR_RANGE, "an index of 4294967295 in indexes="},
+        {"node:2", "synthetic:package:2 core:2 pu:1(indexes=0,1,2,65536)", MPITOPO_ERR_RANGE, "more than 65535"},
+        {"node:2", "synthetic:package:2 [numa(indexes=99999)] core:2", MPITOPO_ERR_RANGE, "index of 99999"},
+        {"node:2", "synthetic:(indexes=70000) package:2 core:2", MPITOPO_ERR_RANGE, "index of 70000"},
         {"node:2", "synthetic:package:0 core:2", MPITOPO_ERR_HWLOC, "cannot parse"},
         {"node:2", "synthetic:package:2(memory=1GB core:2", MPITOPO_ERR_HWLOC, "cannot parse"},
         {"node:2", "synthetic:[numa core:2", MPITOPO_ERR_HWLOC, "cannot parse"},
