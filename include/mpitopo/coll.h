@@ -12,10 +12,11 @@
 extern "C" {
 #endif
 
-/*
- * Neighbourhood collectives and neighbour queries on any topology
- * communicator (Cartesian, graph, dist-graph), including ones mpitopo did
- * not create.
+/**
+ * @defgroup mpitopo_neighbors Neighbour lists and stencil communicators
+ * @ingroup mpitopo
+ * @brief The neighbour lists of a topology communicator, stencil
+ * communicators, and mpitopo's info keys on a communicator.
  *
  * Neighbour lists. The first call on a communicator turns its topology into
  * one canonical list of sources (in-neighbours) and one of destinations
@@ -24,15 +25,136 @@ extern "C" {
  * freed, and at MPI_Finalize at the latest). O(degree) memory. The order is
  * the one MPI's neighbourhood collectives use, so block i of a buffer always
  * belongs to list entry i:
- *   - Cartesian: for each dimension d, the -1 then the +1 neighbour
- *     (MPI_Cart_shift(comm, d, 1, &src, &dst) gives src, dst); MPI_PROC_NULL
- *     entries are kept, so both degrees are 2 * ndims. Sources and
- *     destinations are the same list. (The 003 proposal lists +1 before -1
- *     and omits open borders; we follow MPI so that queries and collectives
- *     agree.)
- *   - graph: MPI_Graph_neighbors, as both sources and destinations
- *     (duplicates and self edges kept).
- *   - dist-graph: MPI_Dist_graph_neighbors (duplicates and self edges kept).
+ *  - Cartesian: for each dimension d, the -1 then the +1 neighbour
+ *    (MPI_Cart_shift(comm, d, 1, &src, &dst) gives src, dst); MPI_PROC_NULL
+ *    entries are kept, so both degrees are 2 * ndims. Sources and
+ *    destinations are the same list. (The 003 proposal lists +1 before -1
+ *    and omits open borders; we follow MPI so that queries and collectives
+ *    agree.)
+ *  - graph: MPI_Graph_neighbors, as both sources and destinations
+ *    (duplicates and self edges kept).
+ *  - dist-graph: MPI_Dist_graph_neighbors (duplicates and self edges kept).
+ *
+ * This works on any topology communicator, including ones mpitopo did not
+ * create.
+ * @{
+ */
+
+/**
+ * @brief The in- and out-degree of the calling process in a communicator.
+ * @param[in] comm a topology communicator
+ * @param[out] indegree its number of sources, or NULL
+ * @param[out] outdegree its number of destinations, or NULL
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology
+ * @retval MPITOPO_ERR_ARG MPI_COMM_NULL or an intercommunicator
+ * @mpierr
+ * @local
+ */
+MPITOPO_API int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree);
+
+/**
+ * @brief The sources and destinations of the calling process, in the order
+ * of the neighbour lists.
+ *
+ * The first min(maxindegree, indegree) sources and min(maxoutdegree,
+ * outdegree) destinations are written (as MPI_Dist_graph_neighbors does).
+ * @param[in] comm a topology communicator
+ * @param[in] maxindegree room in sources, >= 0
+ * @param[out] sources the sources
+ * @param[in] maxoutdegree room in destinations, >= 0
+ * @param[out] destinations the destinations
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology
+ * @retval MPITOPO_ERR_ARG MPI_COMM_NULL or an intercommunicator, a negative
+ *         max, or a NULL array that would be written to
+ * @mpierr
+ * @local
+ */
+MPITOPO_API int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                                       int maxoutdegree, int destinations[]);
+
+/**
+ * @brief A stencil on a Cartesian grid as a dist-graph communicator, so that
+ * the neighbourhood collectives can forward along the grid's dimensions.
+ *
+ * Offsets are listed lexicographically, dimension 0 varying slowest, from
+ * -R to R. The result has the ranks of cart (no reordering; cart's own
+ * order may already be a reordered one) and, for offset o_j in that order,
+ * destination j = the process at coords + o_j and source j = the process at
+ * coords - o_j: so block j of an alltoall lands in block j of its receiver,
+ * and block j of an allgather receive buffer comes from coords - o_j. Along
+ * a periodic dimension coordinates wrap; along an open one an offset leaving
+ * the grid has no destination (and its opposite no source): it is skipped,
+ * and later blocks move up (degrees vary near the border). The grid and
+ * stencil are cached on the result: the "cart" schedule of the collectives
+ * runs on it in d rounds of forwarding (one per dimension, at most 2R
+ * messages each) instead of one message per neighbour, when no periodic
+ * dimension is shorter than 2R + 1 (else two offsets would reach one
+ * process, and the collectives run linear).
+ * @param[in] cart a Cartesian communicator
+ * @param[in] stencil "moore:R" (every offset with all components in [-R, R],
+ *            except 0: (2R+1)^d - 1 neighbours) or "star:R" (offsets along
+ *            one dimension, 1..R either way: 2dR neighbours), R >= 1; the
+ *            same on every process
+ * @param[in] info passed to MPI_Dist_graph_create_adjacent; its mpitopo_ keys
+ *            are kept on the result (mpitopo_comm_set_info()), so
+ *            mpitopo_neighbor and friends apply on every MPI
+ * @param[out] newcomm the stencil communicator; free it with MPI_Comm_free
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY cart is not Cartesian
+ * @retval MPITOPO_ERR_ARG a stencil that does not parse or has more than
+ *         1,048,576 offsets, the limit of every stencil; newcomm NULL
+ * @retval MPITOPO_ERR_MISMATCH stencils that differ between processes
+ * @mpierr
+ * @collective{cart} Every process must pass the same stencil; one allreduce
+ * agrees on it and on every process's arguments first, so that every
+ * process returns the same error.
+ */
+MPITOPO_API int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info info,
+                                            MPI_Comm *newcomm);
+
+/**
+ * @brief Keep mpitopo's own info keys of a communicator where every MPI
+ * keeps them.
+ *
+ * The keys of info whose name starts with "mpitopo_" (mpitopo_neighbor,
+ * mpitopo_combine_threshold) are stored on comm in an attribute, replacing
+ * earlier values of the same keys; MPI_INFO_NULL removes them all. MPICH
+ * keeps no info key it does not know, so MPI_Comm_set_info alone has no
+ * effect on mpitopo there (Open MPI keeps them). The neighbourhood
+ * collectives read these keys first, then comm's own info, when they first
+ * run on comm and again after each call here. MPI_Comm_dup copies them with
+ * the communicator (as MPI copies hints); the shim's MPI_Comm_set_info and
+ * MPI_Comm_dup_with_info call this, so unmodified programs get their keys
+ * on every MPI.
+ * @param[in] comm the communicator
+ * @param[in] info the keys, or MPI_INFO_NULL to remove them all
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG MPI not initialized, comm = MPI_COMM_NULL, info
+ *         not valid, a key of 64 characters or more, a value of 256 or
+ *         more, more than 16 mpitopo_ keys
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @local Give every process the same values (persistent _init calls check
+ * that the schedule asked for agrees).
+ */
+MPITOPO_API int mpitopo_comm_set_info(MPI_Comm comm, MPI_Info info);
+
+/** @} */
+
+/**
+ * @defgroup mpitopo_coll Neighbourhood collectives
+ * @ingroup mpitopo
+ * @brief Blocking, nonblocking and persistent neighbourhood collectives and
+ * neighbour exchanges on any topology communicator.
+ *
+ * Neighbourhood collectives on any topology communicator (Cartesian, graph,
+ * dist-graph), including ones mpitopo did not create. Block i of a buffer
+ * belongs to entry i of the calling process's neighbour lists (see
+ * mpitopo_neighbors(3): per dimension the -1 then the +1 neighbour on a
+ * Cartesian communicator, MPI_PROC_NULL kept; MPI's lists on graph and
+ * dist-graph communicators).
  *
  * Traffic. Messages travel on a private duplicate of comm, made by the first
  * collective call on comm (MPI_Comm_dup from a blocking call, MPI_Comm_idup
@@ -58,157 +180,353 @@ extern "C" {
  *
  * All collectives are collective over comm: every process calls the same
  * operation in the same order (blocking and nonblocking alike).
+ *
  * Errors (returned locally, without communicating, so nobody hangs on a
  * locally detectable error): MPI_ERR_TOPOLOGY (the MPI error class, a
- * positive code) when comm has no topology; MPITOPO_ERR_ARG for
+ * positive code) when comm has no topology; #MPITOPO_ERR_ARG for
  * comm = MPI_COMM_NULL or an intercommunicator, MPI_IN_PLACE (not allowed
  * in neighbourhood collectives), a negative count, a NULL array where the
  * degree is > 0, MPI_DATATYPE_NULL, or a NULL buffer with a nonzero count
  * of a predefined datatype (a derived datatype with absolute addresses may
- * use MPI_BOTTOM); MPITOPO_ERR_NOMEM; MPI error codes pass through.
+ * use MPI_BOTTOM); #MPITOPO_ERR_NOMEM; MPI error codes pass through.
  * mpitopo_last_error() names the argument and the value.
+ *
  * Thread safety: as MPI collectives (distinct communicators may be used
  * from distinct threads when MPI is initialized with MPI_THREAD_MULTIPLE).
+ * @{
  */
 
-/*
- * The in- and out-degree of the calling process in comm (either pointer
- * may be NULL). Local. Errors: MPI_ERR_TOPOLOGY when comm has no topology;
- * MPITOPO_ERR_ARG for MPI_COMM_NULL or an intercommunicator.
+/**
+ * @brief MPI_Neighbor_allgather: every process sends one block to all its
+ * destinations and receives one block from each source.
+ *
+ * The arguments and semantics of MPI_Neighbor_allgather.
+ * @param[in] sendbuf the one block sent to every destination
+ * @param[in] sendcount number of elements of the block
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf indegree blocks of recvcount elements, block i from
+ *             source i
+ * @param[in] recvcount number of elements of each block received (at most)
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ * @threadsafe As MPI collectives.
  */
-MPITOPO_API int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree);
-
-/*
- * The sources and destinations of the calling process, in the order above.
- * The first min(maxindegree, indegree) sources and min(maxoutdegree,
- * outdegree) destinations are written (as MPI_Dist_graph_neighbors does).
- * Local. Errors: as mpitopo_comm_neighbors_count, plus MPITOPO_ERR_ARG for a
- * negative max or a NULL array that would be written to.
- */
-MPITOPO_API int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[],
-                                       int maxoutdegree, int destinations[]);
-
-/*
- * A stencil on a Cartesian grid as a dist-graph communicator, so that the
- * neighbourhood collectives can forward along the grid's dimensions.
- * stencil: "moore:R" (every offset with all components in [-R, R], except
- * 0: (2R+1)^d - 1 neighbours) or "star:R" (offsets along one dimension,
- * 1..R either way: 2dR neighbours), R >= 1. Offsets are listed
- * lexicographically, dimension 0 varying slowest, from -R to R.
- * The result has the ranks of cart (no reordering; cart's own order may
- * already be a reordered one) and, for offset o_j in that order,
- * destination j = the process at coords + o_j and source j = the process
- * at coords - o_j: so block j of an alltoall lands in block j of its
- * receiver, and block j of an allgather receive buffer comes from
- * coords - o_j. Along a periodic dimension coordinates wrap; along an open
- * one an offset leaving the grid has no destination (and its opposite no
- * source): it is skipped, and later blocks move up (degrees vary near the
- * border). The grid and stencil are cached on the result: the "cart"
- * schedule of the collectives runs on it in d rounds of forwarding (one
- * per dimension, at most 2R messages each) instead of one message per
- * neighbour, when no periodic dimension is shorter than 2R + 1 (else two
- * offsets would reach one process, and the collectives run linear).
- * info is passed to MPI_Dist_graph_create_adjacent and its mpitopo_ keys
- * are kept on the result (mpitopo_comm_set_info), so mpitopo_neighbor and
- * friends apply on every MPI. Collective over cart: every process must
- * pass the same stencil; one allreduce agrees on it and on every process's
- * arguments first, so that every process returns the same error. Free the
- * result with MPI_Comm_free. Errors: MPITOPO_ERR_ARG (cart not Cartesian:
- * MPI_ERR_TOPOLOGY; a stencil that does not parse or has more than
- * 1,048,576 offsets, the limit of every stencil; newcomm NULL),
- * MPITOPO_ERR_MISMATCH (stencils that differ between processes), MPI codes
- * pass through.
- */
-MPITOPO_API int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, MPI_Info info,
-                                            MPI_Comm *newcomm);
-
-/*
- * Keep mpitopo's own info keys of a communicator where every MPI keeps
- * them: the keys of info whose name starts with "mpitopo_"
- * (mpitopo_neighbor, mpitopo_combine_threshold) are stored on comm in an
- * attribute, replacing earlier values of the same keys; MPI_INFO_NULL
- * removes them all. MPICH keeps no info key it does not know, so
- * MPI_Comm_set_info alone has no effect on mpitopo there (Open MPI keeps
- * them). The neighbourhood collectives read these keys first, then comm's
- * own info, when they first run on comm and again after each call here.
- * MPI_Comm_dup copies them with the communicator (as MPI copies hints);
- * the shim's MPI_Comm_set_info and MPI_Comm_dup_with_info call this, so
- * unmodified programs get their keys on every MPI. Local; give every
- * process the same values (persistent _init calls check that the schedule
- * asked for agrees). Errors: MPITOPO_ERR_ARG (MPI not initialized,
- * comm = MPI_COMM_NULL, info not valid, a key of 64 characters or more, a
- * value of 256 or more, more than 16 mpitopo_ keys), MPITOPO_ERR_NOMEM;
- * MPI codes pass through.
- */
-MPITOPO_API int mpitopo_comm_set_info(MPI_Comm comm, MPI_Info info);
-
-/* Blocking neighbourhood collectives: the arguments of MPI_Neighbor_*. */
 MPITOPO_API int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount,
                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                            MPI_Datatype recvtype, MPI_Comm comm);
+
+/**
+ * @brief MPI_Neighbor_allgatherv: every process sends one block to all its
+ * destinations and receives a block of its own size from each source.
+ *
+ * The arguments and semantics of MPI_Neighbor_allgatherv.
+ * @param[in] sendbuf the one block sent to every destination
+ * @param[in] sendcount number of elements of the block
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] displs indegree displacements of the received blocks, in extents
+ *            of recvtype
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount,
                                             MPI_Datatype sendtype, void *recvbuf,
                                             const int recvcounts[], const int displs[],
                                             MPI_Datatype recvtype, MPI_Comm comm);
+
+/**
+ * @brief MPI_Neighbor_alltoall: every process sends block j to destination j
+ * and receives block i from source i.
+ *
+ * The arguments and semantics of MPI_Neighbor_alltoall.
+ * @param[in] sendbuf outdegree blocks of sendcount elements, block j to
+ *            destination j
+ * @param[in] sendcount number of elements of each block sent
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf indegree blocks of recvcount elements, block i from
+ *             source i
+ * @param[in] recvcount number of elements of each block received (at most)
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                           void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                           MPI_Comm comm);
+
+/**
+ * @brief MPI_Neighbor_alltoallv: as alltoall, with a count and displacement per
+ * block.
+ *
+ * The arguments and semantics of MPI_Neighbor_alltoallv.
+ * @param[in] sendbuf the blocks sent, block j to destination j
+ * @param[in] sendcounts outdegree counts: elements sent to destination j
+ * @param[in] sdispls outdegree displacements of the blocks sent, in extents of
+ *            sendtype
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] rdispls indegree displacements of the received blocks, in extents
+ *            of recvtype
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                            const int sdispls[], MPI_Datatype sendtype,
                                            void *recvbuf, const int recvcounts[],
                                            const int rdispls[], MPI_Datatype recvtype,
                                            MPI_Comm comm);
+
+/**
+ * @brief MPI_Neighbor_alltoallw: as alltoall, with a count, byte displacement
+ * and datatype per block.
+ *
+ * The arguments and semantics of MPI_Neighbor_alltoallw.
+ * @param[in] sendbuf the blocks sent, block j to destination j
+ * @param[in] sendcounts outdegree counts: elements sent to destination j
+ * @param[in] sdispls outdegree displacements of the blocks sent, in bytes
+ * @param[in] sendtypes outdegree datatypes of the blocks sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] rdispls indegree displacements of the received blocks, in bytes
+ * @param[in] recvtypes indegree datatypes of the received blocks
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                            void *recvbuf, const int recvcounts[],
                                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                            MPI_Comm comm);
 
-/*
- * Nonblocking operations. A request is an opaque handle; MPITOPO_REQUEST_NULL
- * is the empty one.
- *
- * A request holds a schedule: a list of rounds of point-to-point messages,
- * where round r+1 is posted once round r has completed. Progress: the first
- * round is posted by the starting call (unless the private communicator of
- * the first nonblocking call on comm is still being duplicated: then it is
- * posted by the first mpitopo_test / mpitopo_wait that finds the duplicate
- * ready); later rounds are posted only inside mpitopo_test and
- * mpitopo_wait, and messages already posted progress as MPI progresses
- * them. There is no progress thread: a program that overlaps computation
- * with a multi-round schedule should call mpitopo_test now and then. The
- * linear schedule has a single round; combining has two per pattern round
- * plus two, the Cartesian one d + 1 on a d-dimensional grid. Operations started
- * while the private communicator is being made are posted, once it is
- * ready, in the order they were started, so any number of them may be in
- * flight and completed in any order.
- *
- * The buffers must not be touched until completion; the count, displacement
- * and datatype arrays are copied by the starting call and may be reused at
- * once. Datatypes may be freed after the starting call returns (the request
- * keeps duplicates of the derived ones it has not posted yet).
- */
+/* Nonblocking forms (progress and completion: the requests, mpitopo_requests(3)). */
+
+/** @ingroup mpitopo_requests
+ * @brief A request of a nonblocking or persistent neighbourhood collective
+ * (opaque handle). */
 typedef struct mpitopo_request *mpitopo_request_t;
+/** @ingroup mpitopo_requests
+ * @brief The empty request.
+ * @hideinitializer */
 #define MPITOPO_REQUEST_NULL ((mpitopo_request_t)0)
 
+/**
+ * @brief MPI_Ineighbor_allgather: every process sends one block to all its
+ * destinations and receives one block from each source; nonblocking.
+ *
+ * The arguments and semantics of MPI_Ineighbor_allgather. The buffers must not
+ * be touched until completion (mpitopo_wait(), mpitopo_test()); the count,
+ * displacement and datatype arrays are copied by this call and may be reused at
+ * once. Datatypes may be freed after it returns (the request keeps duplicates
+ * of the derived ones it has not posted yet). The first round of messages is
+ * posted here (see mpitopo_requests(3) for progress).
+ * @param[in] sendbuf the one block sent to every destination
+ * @param[in] sendcount number of elements of the block
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf indegree blocks of recvcount elements, block i from
+ *             source i
+ * @param[in] recvcount number of elements of each block received (at most)
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[out] request the new active request; complete it with mpitopo_wait()
+ *             or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process starts the same operation in the same
+ * order (blocking and nonblocking alike); the call does not block.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_ineighbor_allgather(const void *sendbuf, int sendcount,
                                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                             MPI_Datatype recvtype, MPI_Comm comm,
                                             mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Ineighbor_allgatherv: every process sends one block to all its
+ * destinations and receives a block of its own size from each source;
+ * nonblocking.
+ *
+ * The arguments and semantics of MPI_Ineighbor_allgatherv. The buffers must not
+ * be touched until completion (mpitopo_wait(), mpitopo_test()); the count,
+ * displacement and datatype arrays are copied by this call and may be reused at
+ * once. Datatypes may be freed after it returns (the request keeps duplicates
+ * of the derived ones it has not posted yet). The first round of messages is
+ * posted here (see mpitopo_requests(3) for progress).
+ * @param[in] sendbuf the one block sent to every destination
+ * @param[in] sendcount number of elements of the block
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] displs indegree displacements of the received blocks, in extents
+ *            of recvtype
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[out] request the new active request; complete it with mpitopo_wait()
+ *             or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process starts the same operation in the same
+ * order (blocking and nonblocking alike); the call does not block.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount,
                                              MPI_Datatype sendtype, void *recvbuf,
                                              const int recvcounts[], const int displs[],
                                              MPI_Datatype recvtype, MPI_Comm comm,
                                              mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Ineighbor_alltoall: every process sends block j to destination j
+ * and receives block i from source i; nonblocking.
+ *
+ * The arguments and semantics of MPI_Ineighbor_alltoall. The buffers must not
+ * be touched until completion (mpitopo_wait(), mpitopo_test()); the count,
+ * displacement and datatype arrays are copied by this call and may be reused at
+ * once. Datatypes may be freed after it returns (the request keeps duplicates
+ * of the derived ones it has not posted yet). The first round of messages is
+ * posted here (see mpitopo_requests(3) for progress).
+ * @param[in] sendbuf outdegree blocks of sendcount elements, block j to
+ *            destination j
+ * @param[in] sendcount number of elements of each block sent
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf indegree blocks of recvcount elements, block i from
+ *             source i
+ * @param[in] recvcount number of elements of each block received (at most)
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[out] request the new active request; complete it with mpitopo_wait()
+ *             or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process starts the same operation in the same
+ * order (blocking and nonblocking alike); the call does not block.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_ineighbor_alltoall(const void *sendbuf, int sendcount,
                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                            MPI_Datatype recvtype, MPI_Comm comm,
                                            mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Ineighbor_alltoallv: as alltoall, with a count and displacement
+ * per block; nonblocking.
+ *
+ * The arguments and semantics of MPI_Ineighbor_alltoallv. The buffers must not
+ * be touched until completion (mpitopo_wait(), mpitopo_test()); the count,
+ * displacement and datatype arrays are copied by this call and may be reused at
+ * once. Datatypes may be freed after it returns (the request keeps duplicates
+ * of the derived ones it has not posted yet). The first round of messages is
+ * posted here (see mpitopo_requests(3) for progress).
+ * @param[in] sendbuf the blocks sent, block j to destination j
+ * @param[in] sendcounts outdegree counts: elements sent to destination j
+ * @param[in] sdispls outdegree displacements of the blocks sent, in extents of
+ *            sendtype
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] rdispls indegree displacements of the received blocks, in extents
+ *            of recvtype
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[out] request the new active request; complete it with mpitopo_wait()
+ *             or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process starts the same operation in the same
+ * order (blocking and nonblocking alike); the call does not block.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                             const int sdispls[], MPI_Datatype sendtype,
                                             void *recvbuf, const int recvcounts[],
                                             const int rdispls[], MPI_Datatype recvtype,
                                             MPI_Comm comm, mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Ineighbor_alltoallw: as alltoall, with a count, byte displacement
+ * and datatype per block; nonblocking.
+ *
+ * The arguments and semantics of MPI_Ineighbor_alltoallw. The buffers must not
+ * be touched until completion (mpitopo_wait(), mpitopo_test()); the count,
+ * displacement and datatype arrays are copied by this call and may be reused at
+ * once. Datatypes may be freed after it returns (the request keeps duplicates
+ * of the derived ones it has not posted yet). The first round of messages is
+ * posted here (see mpitopo_requests(3) for progress).
+ * @param[in] sendbuf the blocks sent, block j to destination j
+ * @param[in] sendcounts outdegree counts: elements sent to destination j
+ * @param[in] sdispls outdegree displacements of the blocks sent, in bytes
+ * @param[in] sendtypes outdegree datatypes of the blocks sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] rdispls indegree displacements of the received blocks, in bytes
+ * @param[in] recvtypes indegree datatypes of the received blocks
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[out] request the new active request; complete it with mpitopo_wait()
+ *             or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process starts the same operation in the same
+ * order (blocking and nonblocking alike); the call does not block.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                             const MPI_Aint sdispls[],
                                             const MPI_Datatype sendtypes[], void *recvbuf,
@@ -216,49 +534,278 @@ MPITOPO_API int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendc
                                             const MPI_Datatype recvtypes[], MPI_Comm comm,
                                             mpitopo_request_t *request);
 
-/*
- * Persistent forms: the arguments of MPI-4's MPI_Neighbor_*_init. Collective
- * over comm (every process makes the same persistent operations in the same
- * order) and blocking: one small allreduce (on the private communicator,
- * duplicated blocking here) agrees on every process's arguments, the
- * operation, the schedule asked for, the combining threshold and, under
- * "node", the block sizes, so that a process with a bad argument or
- * another schedule makes every process return the same error (naming it)
- * instead of leaving the others waiting; no data is sent. The schedule is built once, the
- * arrays are copied and derived datatypes duplicated, so both may be freed
- * after the call; the buffers are fixed, their contents may change between
- * runs. *request is inactive until mpitopo_start. info: MPI_INFO_NULL or
- * a valid handle; key "mpitopo_neighbor" (auto, linear, combine, cart,
- * node) chooses this operation's schedule, over the communicator's info
- * key of that name and MPITOPO_NEIGHBOR; it must be the same on every
- * process. The first operation that combines on a communicator computes
- * its combining pattern, collectively and blocking, even in an _init or
- * nonblocking call; likewise the first allgather or alltoall under "node"
- * (node-aware aggregation) computes its plan. Under "node" every process
- * must pass the same block size (count x type size), processes without
+/**
+ * @brief MPI_Neighbor_allgather_init: a persistent neighbourhood collective
+ * (every process sends one block to all its destinations and receives one block
+ * from each source).
+ *
+ * Persistent forms: the arguments of MPI-4's MPI_Neighbor_allgather_init. The
+ * schedule is built once, the arrays are copied and derived datatypes
+ * duplicated, so both may be freed after the call; the buffers are fixed, their
+ * contents may change between runs. The request is inactive until
+ * mpitopo_start(). The "mpitopo_neighbor" key of info chooses this operation's
+ * schedule, over the communicator's info key of that name and MPITOPO_NEIGHBOR;
+ * it must be the same on every process. The first operation that combines on a
+ * communicator computes its combining pattern, collectively and blocking, even
+ * in an _init or nonblocking call; likewise the first allgather or alltoall
+ * under "node" (node-aware aggregation) computes its plan. Under "node" every
+ * process must pass the same block size (count x type size), processes without
  * neighbours too; its v and w forms run linear.
- * Start every persistent operation on every process in the same order, as
- * with MPI_Start on persistent collectives.
+ * @param[in] sendbuf the one block sent to every destination
+ * @param[in] sendcount number of elements of the block
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf indegree blocks of recvcount elements, block i from
+ *             source i
+ * @param[in] recvcount number of elements of each block received (at most)
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[in] info MPI_INFO_NULL or a valid handle; key "mpitopo_neighbor"
+ *            (auto, linear, combine, cart, node) chooses this operation's
+ *            schedule, the same on every process
+ * @param[out] request the new persistent request, inactive until
+ *             mpitopo_start()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @retval MPITOPO_ERR_MISMATCH the processes disagree on the arguments or
+ *         the schedule
+ * @mpierr
+ * @collective{comm} Every process makes the same persistent operations in
+ * the same order, and blocking: one small allreduce (on the private
+ * communicator, duplicated blocking here) agrees on every process's
+ * arguments, the operation, the schedule asked for, the combining
+ * threshold and, under "node", the block sizes, so that a process with a
+ * bad argument or another schedule makes every process return the same
+ * error (naming it) instead of leaving the others waiting; no data is
+ * sent. Start every persistent operation on every process in the same
+ * order, as with MPI_Start on persistent collectives.
+ * @threadsafe As MPI collectives.
  */
 MPITOPO_API int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount,
                                                 MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                                 mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Neighbor_allgatherv_init: a persistent neighbourhood collective
+ * (every process sends one block to all its destinations and receives a block
+ * of its own size from each source).
+ *
+ * Persistent forms: the arguments of MPI-4's MPI_Neighbor_allgatherv_init. The
+ * schedule is built once, the arrays are copied and derived datatypes
+ * duplicated, so both may be freed after the call; the buffers are fixed, their
+ * contents may change between runs. The request is inactive until
+ * mpitopo_start(). The "mpitopo_neighbor" key of info chooses this operation's
+ * schedule, over the communicator's info key of that name and MPITOPO_NEIGHBOR;
+ * it must be the same on every process. The first operation that combines on a
+ * communicator computes its combining pattern, collectively and blocking, even
+ * in an _init or nonblocking call; likewise the first allgather or alltoall
+ * under "node" (node-aware aggregation) computes its plan. Under "node" every
+ * process must pass the same block size (count x type size), processes without
+ * neighbours too; its v and w forms run linear.
+ * @param[in] sendbuf the one block sent to every destination
+ * @param[in] sendcount number of elements of the block
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] displs indegree displacements of the received blocks, in extents
+ *            of recvtype
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[in] info MPI_INFO_NULL or a valid handle; key "mpitopo_neighbor"
+ *            (auto, linear, combine, cart, node) chooses this operation's
+ *            schedule, the same on every process
+ * @param[out] request the new persistent request, inactive until
+ *             mpitopo_start()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @retval MPITOPO_ERR_MISMATCH the processes disagree on the arguments or
+ *         the schedule
+ * @mpierr
+ * @collective{comm} Every process makes the same persistent operations in
+ * the same order, and blocking: one small allreduce (on the private
+ * communicator, duplicated blocking here) agrees on every process's
+ * arguments, the operation, the schedule asked for, the combining
+ * threshold and, under "node", the block sizes, so that a process with a
+ * bad argument or another schedule makes every process return the same
+ * error (naming it) instead of leaving the others waiting; no data is
+ * sent. Start every persistent operation on every process in the same
+ * order, as with MPI_Start on persistent collectives.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
                                                  MPI_Datatype sendtype, void *recvbuf,
                                                  const int recvcounts[], const int displs[],
                                                  MPI_Datatype recvtype, MPI_Comm comm,
                                                  MPI_Info info, mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Neighbor_alltoall_init: a persistent neighbourhood collective
+ * (every process sends block j to destination j and receives block i from
+ * source i).
+ *
+ * Persistent forms: the arguments of MPI-4's MPI_Neighbor_alltoall_init. The
+ * schedule is built once, the arrays are copied and derived datatypes
+ * duplicated, so both may be freed after the call; the buffers are fixed, their
+ * contents may change between runs. The request is inactive until
+ * mpitopo_start(). The "mpitopo_neighbor" key of info chooses this operation's
+ * schedule, over the communicator's info key of that name and MPITOPO_NEIGHBOR;
+ * it must be the same on every process. The first operation that combines on a
+ * communicator computes its combining pattern, collectively and blocking, even
+ * in an _init or nonblocking call; likewise the first allgather or alltoall
+ * under "node" (node-aware aggregation) computes its plan. Under "node" every
+ * process must pass the same block size (count x type size), processes without
+ * neighbours too; its v and w forms run linear.
+ * @param[in] sendbuf outdegree blocks of sendcount elements, block j to
+ *            destination j
+ * @param[in] sendcount number of elements of each block sent
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf indegree blocks of recvcount elements, block i from
+ *             source i
+ * @param[in] recvcount number of elements of each block received (at most)
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[in] info MPI_INFO_NULL or a valid handle; key "mpitopo_neighbor"
+ *            (auto, linear, combine, cart, node) chooses this operation's
+ *            schedule, the same on every process
+ * @param[out] request the new persistent request, inactive until
+ *             mpitopo_start()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @retval MPITOPO_ERR_MISMATCH the processes disagree on the arguments or
+ *         the schedule
+ * @mpierr
+ * @collective{comm} Every process makes the same persistent operations in
+ * the same order, and blocking: one small allreduce (on the private
+ * communicator, duplicated blocking here) agrees on every process's
+ * arguments, the operation, the schedule asked for, the combining
+ * threshold and, under "node", the block sizes, so that a process with a
+ * bad argument or another schedule makes every process return the same
+ * error (naming it) instead of leaving the others waiting; no data is
+ * sent. Start every persistent operation on every process in the same
+ * order, as with MPI_Start on persistent collectives.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount,
                                                MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                                mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Neighbor_alltoallv_init: a persistent neighbourhood collective (as
+ * alltoall, with a count and displacement per block).
+ *
+ * Persistent forms: the arguments of MPI-4's MPI_Neighbor_alltoallv_init. The
+ * schedule is built once, the arrays are copied and derived datatypes
+ * duplicated, so both may be freed after the call; the buffers are fixed, their
+ * contents may change between runs. The request is inactive until
+ * mpitopo_start(). The "mpitopo_neighbor" key of info chooses this operation's
+ * schedule, over the communicator's info key of that name and MPITOPO_NEIGHBOR;
+ * it must be the same on every process. The first operation that combines on a
+ * communicator computes its combining pattern, collectively and blocking, even
+ * in an _init or nonblocking call; likewise the first allgather or alltoall
+ * under "node" (node-aware aggregation) computes its plan. Under "node" every
+ * process must pass the same block size (count x type size), processes without
+ * neighbours too; its v and w forms run linear.
+ * @param[in] sendbuf the blocks sent, block j to destination j
+ * @param[in] sendcounts outdegree counts: elements sent to destination j
+ * @param[in] sdispls outdegree displacements of the blocks sent, in extents of
+ *            sendtype
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] rdispls indegree displacements of the received blocks, in extents
+ *            of recvtype
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[in] info MPI_INFO_NULL or a valid handle; key "mpitopo_neighbor"
+ *            (auto, linear, combine, cart, node) chooses this operation's
+ *            schedule, the same on every process
+ * @param[out] request the new persistent request, inactive until
+ *             mpitopo_start()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @retval MPITOPO_ERR_MISMATCH the processes disagree on the arguments or
+ *         the schedule
+ * @mpierr
+ * @collective{comm} Every process makes the same persistent operations in
+ * the same order, and blocking: one small allreduce (on the private
+ * communicator, duplicated blocking here) agrees on every process's
+ * arguments, the operation, the schedule asked for, the combining
+ * threshold and, under "node", the block sizes, so that a process with a
+ * bad argument or another schedule makes every process return the same
+ * error (naming it) instead of leaving the others waiting; no data is
+ * sent. Start every persistent operation on every process in the same
+ * order, as with MPI_Start on persistent collectives.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                                                 const int sdispls[], MPI_Datatype sendtype,
                                                 void *recvbuf, const int recvcounts[],
                                                 const int rdispls[], MPI_Datatype recvtype,
                                                 MPI_Comm comm, MPI_Info info,
                                                 mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Neighbor_alltoallw_init: a persistent neighbourhood collective (as
+ * alltoall, with a count, byte displacement and datatype per block).
+ *
+ * Persistent forms: the arguments of MPI-4's MPI_Neighbor_alltoallw_init. The
+ * schedule is built once, the arrays are copied and derived datatypes
+ * duplicated, so both may be freed after the call; the buffers are fixed, their
+ * contents may change between runs. The request is inactive until
+ * mpitopo_start(). The "mpitopo_neighbor" key of info chooses this operation's
+ * schedule, over the communicator's info key of that name and MPITOPO_NEIGHBOR;
+ * it must be the same on every process. The first operation that combines on a
+ * communicator computes its combining pattern, collectively and blocking, even
+ * in an _init or nonblocking call; likewise the first allgather or alltoall
+ * under "node" (node-aware aggregation) computes its plan. Under "node" every
+ * process must pass the same block size (count x type size), processes without
+ * neighbours too; its v and w forms run linear.
+ * @param[in] sendbuf the blocks sent, block j to destination j
+ * @param[in] sendcounts outdegree counts: elements sent to destination j
+ * @param[in] sdispls outdegree displacements of the blocks sent, in bytes
+ * @param[in] sendtypes outdegree datatypes of the blocks sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] rdispls indegree displacements of the received blocks, in bytes
+ * @param[in] recvtypes indegree datatypes of the received blocks
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @param[in] info MPI_INFO_NULL or a valid handle; key "mpitopo_neighbor"
+ *            (auto, linear, combine, cart, node) chooses this operation's
+ *            schedule, the same on every process
+ * @param[out] request the new persistent request, inactive until
+ *             mpitopo_start()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @retval MPITOPO_ERR_MISMATCH the processes disagree on the arguments or
+ *         the schedule
+ * @mpierr
+ * @collective{comm} Every process makes the same persistent operations in
+ * the same order, and blocking: one small allreduce (on the private
+ * communicator, duplicated blocking here) agrees on every process's
+ * arguments, the operation, the schedule asked for, the combining
+ * threshold and, under "node", the block sizes, so that a process with a
+ * bad argument or another schedule makes every process return the same
+ * error (naming it) instead of leaving the others waiting; no data is
+ * sent. Start every persistent operation on every process in the same
+ * order, as with MPI_Start on persistent collectives.
+ * @threadsafe As MPI collectives.
+ */
 MPITOPO_API int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                                 const MPI_Aint sdispls[],
                                                 const MPI_Datatype sendtypes[], void *recvbuf,
@@ -266,11 +813,139 @@ MPITOPO_API int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int s
                                                 const MPI_Datatype recvtypes[], MPI_Comm comm,
                                                 MPI_Info info, mpitopo_request_t *request);
 
-/*
- * Start an inactive persistent request (mpitopo_startall: count of them,
- * in array order; either all start or, on an argument error, none).
- * Errors: MPITOPO_ERR_ARG for a null, non-persistent or still active
- * request (the message gives its index), or the same request twice.
+/**
+ * @brief Neighbour exchange (the 003 proposal's MPI_Neighbor_xchg): block j
+ * of sendbuf to the j-th destination, block i of recvbuf from the i-th
+ * source.
+ *
+ * Every process sends block j of sendbuf to its j-th destination and
+ * receives block i of recvbuf from its i-th source, in the neighbour order
+ * (mpitopo_neighbors(3)); block j of a process lands, at its j-th
+ * destination, in the block of the source slot that names the process (for
+ * duplicate edges, the first such slot not yet used; in a Cartesian
+ * communicator, block 2d lands in block 2d+1 and 2d+1 in 2d, as for the
+ * collectives). Blocks of sendcount (recvcount) elements at
+ * j * sendcount * extent(sendtype). The data are those of
+ * mpitopo_neighbor_alltoall() (the proposal differs from it only in its
+ * neighbour order, which we replace by MPI's); the difference is that a
+ * block a process sends to itself (self edge, periodic dimension of size 1)
+ * is copied locally, not sent through MPI. Each pair's type signatures must
+ * match (a block to self larger than its receive block is MPI_ERR_TRUNCATE,
+ * detected locally). Blocking.
+ * @param[in] sendbuf outdegree blocks of sendcount elements, block j to
+ *            destination j
+ * @param[in] sendcount number of elements of each block sent
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf indegree blocks of recvcount elements, block i from
+ *             source i
+ * @param[in] recvcount number of elements of each block received (at most)
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Errors as the collectives.
+ */
+MPITOPO_API int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm);
+
+/**
+ * @brief Neighbour exchange with a count and displacement per block (the
+ * 003 proposal's MPI_Neighbor_xchgv).
+ *
+ * As mpitopo_neighbor_xchg(), with sendcounts[j] elements at
+ * sdispls[j] * extent(sendtype), received into recvcounts[i] elements at
+ * rdispls[i] * extent(recvtype). The data are those of
+ * mpitopo_neighbor_alltoallv(), but a block a process sends to itself is
+ * copied locally. Blocking.
+ * @param[in] sendbuf the blocks sent, block j to destination j
+ * @param[in] sendcounts outdegree counts: elements sent to destination j
+ * @param[in] sdispls outdegree displacements of the blocks sent, in extents of
+ *            sendtype
+ * @param[in] sendtype datatype of the elements sent
+ * @param[out] recvbuf the received blocks, block i from source i
+ * @param[in] recvcounts indegree counts: elements received from source i
+ * @param[in] rdispls indegree displacements of the received blocks, in extents
+ *            of recvtype
+ * @param[in] recvtype datatype of the elements received
+ * @param[in] comm a topology communicator (Cartesian, graph or dist-graph)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm has no topology (the MPI error class)
+ * @retval MPITOPO_ERR_ARG an invalid argument (listed in mpitopo_coll(3));
+ *         the message names it and its value
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Errors as the collectives.
+ */
+MPITOPO_API int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[],
+                                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                       const int recvcounts[], const int rdispls[],
+                                       MPI_Datatype recvtype, MPI_Comm comm);
+
+/**
+ * @brief Cartesian shift exchange (the 003 proposal's MPI_Cart_shift_xchg):
+ * data move by disp along one dimension.
+ *
+ * With MPI_Cart_shift(comm, direction, disp, &source, &dest), every process
+ * sends its one block (sendcount elements of sendtype at sendbuf) to dest
+ * and receives one block (at most recvcount of recvtype at recvbuf) from
+ * source: data move by +disp along dimension `direction` (disp < 0 moves
+ * them the other way), exactly as MPI_Sendrecv(sendbuf, .., dest, ..,
+ * recvbuf, .., source, ..) on every process. At an open border
+ * (non-periodic dimension) dest or source is MPI_PROC_NULL: nothing is
+ * sent, or recvbuf is left untouched (it must still be a valid buffer when
+ * recvcount > 0). Blocking.
+ * @param[in] sendbuf the one block sent
+ * @param[in] sendcount number of elements sent
+ * @param[in] sendtype their datatype
+ * @param[out] recvbuf the one block received
+ * @param[in] recvcount number of elements received (at most)
+ * @param[in] recvtype their datatype
+ * @param[in] direction the dimension, in [0, ndims)
+ * @param[in] disp the shift: any integer, 0 and multiples of a periodic
+ *            dimension's size included (then the block is copied locally)
+ * @param[in] comm a Cartesian communicator
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPI_ERR_TOPOLOGY comm is not Cartesian
+ * @retval MPITOPO_ERR_ARG direction outside [0, ndims), and the argument
+ *         errors of the collectives
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm}
+ */
+MPITOPO_API int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        int direction, int disp, MPI_Comm comm);
+
+/** @} */
+
+/**
+ * @defgroup mpitopo_requests Requests: start, wait, test, progress
+ * @ingroup mpitopo
+ * @brief Requests of the nonblocking and persistent neighbourhood
+ * collectives, and how they progress.
+ *
+ * Nonblocking operations. A request is an opaque handle;
+ * #MPITOPO_REQUEST_NULL is the empty one.
+ *
+ * A request holds a schedule: a list of rounds of point-to-point messages,
+ * where round r+1 is posted once round r has completed. Progress: the first
+ * round is posted by the starting call (unless the private communicator of
+ * the first nonblocking call on comm is still being duplicated: then it is
+ * posted by the first mpitopo_test() / mpitopo_wait() that finds the
+ * duplicate ready); later rounds are posted only inside mpitopo_test() and
+ * mpitopo_wait(), and messages already posted progress as MPI progresses
+ * them. There is no progress thread: a program that overlaps computation
+ * with a multi-round schedule should call mpitopo_test() now and then. The
+ * linear schedule has a single round; combining has two per pattern round
+ * plus two, the Cartesian one d + 1 on a d-dimensional grid. Operations
+ * started while the private communicator is being made are posted, once it
+ * is ready, in the order they were started, so any number of them may be in
+ * flight and completed in any order.
  *
  * Why an mpitopo request and not an MPI generalized request: MPI calls a
  * generalized request's query function only once the library itself has
@@ -280,97 +955,102 @@ MPITOPO_API int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int s
  * something else would have to run that code: a progress thread, which
  * costs a core, needs MPI_THREAD_MULTIPLE and adds latency to every small
  * message. (MPIX_Grequest_start's poll function is not in every MPI.) Our
- * own handle lets mpitopo_test and mpitopo_wait post the next round
+ * own handle lets mpitopo_test() and mpitopo_wait() post the next round
  * themselves; the price is that these requests cannot be mixed into an
  * MPI_Waitall with MPI's own.
+ * @{
+ */
+
+/**
+ * @brief Start an inactive persistent request.
+ * @param[in,out] request the request, made by an _init call
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG request NULL, or a null, non-persistent or still
+ *         active request
+ * @mpierr
+ * @collective{comm} That is, over the communicator the request was made
+ * on: start every persistent operation on every process in the same order,
+ * as with MPI_Start on persistent collectives.
  */
 MPITOPO_API int mpitopo_start(mpitopo_request_t *request);
+/**
+ * @brief Start count inactive persistent requests, in array order; either
+ * all start or, on an argument error, none.
+ * @param[in] count number of requests, >= 0
+ * @param[in,out] requests count requests, made by _init calls
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a negative count, requests NULL with count > 0, a
+ *         null, non-persistent or still active request (the message gives
+ *         its index), or the same request twice
+ * @mpierr
+ * @collective{comm} That is, over the communicator of each request, as
+ * mpitopo_start().
+ */
 MPITOPO_API int mpitopo_startall(int count, mpitopo_request_t requests[]);
 
-/*
- * Move every active neighbourhood operation of the calling process on, on
- * every communicator, without blocking: what mpitopo_wait and mpitopo_test
- * do for the operations they are not waiting for. For programs that wait
- * on something else (their own MPI requests) while operations of mpitopo
- * are in flight. Errors stay with their requests. Local; thread safe.
- * Returns MPITOPO_SUCCESS.
+/**
+ * @brief Move every active neighbourhood operation of the calling process
+ * on, on every communicator, without blocking.
+ *
+ * What mpitopo_wait() and mpitopo_test() do for the operations they are not
+ * waiting for. For programs that wait on something else (their own MPI
+ * requests) while operations of mpitopo are in flight. Errors stay with
+ * their requests.
+ * @retval MPITOPO_SUCCESS always
+ * @local
+ * @threadsafe Yes.
  */
 MPITOPO_API int mpitopo_progress(void);
 
-/*
- * Complete *request (blocking). A nonblocking request is then released and
- * *request set to MPITOPO_REQUEST_NULL; a persistent one becomes inactive
- * and may be started again (an inactive one completes at once).
- * MPITOPO_REQUEST_NULL completes at once. On an error (e.g. MPI_ERR_TRUNCATE
- * from a neighbour that sent too much) a nonblocking request is released
- * too and a persistent one made inactive; messages still in flight are
- * left to MPI. Local (it waits for the neighbours to take part).
+/**
+ * @brief Complete a request (blocking).
+ *
+ * A nonblocking request is then released and `*request` set to
+ * #MPITOPO_REQUEST_NULL; a persistent one becomes inactive and may be
+ * started again (an inactive one completes at once). #MPITOPO_REQUEST_NULL
+ * completes at once. On an error (e.g. MPI_ERR_TRUNCATE from a neighbour
+ * that sent too much) a nonblocking request is released too and a
+ * persistent one made inactive; messages still in flight are left to MPI.
+ * @param[in,out] request the request
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG request NULL
+ * @retval >0 an error code of the MPI library, passed through unchanged
+ *         (e.g. MPI_ERR_TRUNCATE from a neighbour that sent too much)
+ * @local It waits for the neighbours to take part.
  */
 MPITOPO_API int mpitopo_wait(mpitopo_request_t *request);
 
-/*
- * Advance *request without blocking: *flag = 1 when it has completed (it is
- * then released, or made inactive, as by mpitopo_wait; the null request and
- * an inactive persistent one give *flag = 1), else 0. Errors: as
- * mpitopo_wait.
+/**
+ * @brief Advance a request without blocking, and tell whether it has completed.
+ *
+ * When it has completed it is released, or made inactive, as by
+ * mpitopo_wait().
+ * @param[in,out] request the request
+ * @param[out] flag 1 when it has completed (the null request and an
+ *             inactive persistent one give 1), else 0
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG request or flag NULL
+ * @retval >0 as mpitopo_wait(): an error code of the MPI library
+ * @local
  */
 MPITOPO_API int mpitopo_test(mpitopo_request_t *request, int *flag);
 
-/*
- * Release *request (nonblocking or persistent) and set it to
- * MPITOPO_REQUEST_NULL. An active request is completed first (as by
- * mpitopo_wait), because its later rounds could never be posted otherwise
- * and the neighbours would wait for them.
+/**
+ * @brief Release a request (nonblocking or persistent) and set it to
+ * #MPITOPO_REQUEST_NULL.
+ *
+ * An active request is completed first (as by mpitopo_wait()), because its
+ * later rounds could never be posted otherwise and the neighbours would
+ * wait for them.
+ * @param[in,out] request the request
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG request NULL
+ * @retval >0 as mpitopo_wait(): an error code of the MPI library
+ * @local Completing an active request waits for the neighbours to take part.
  */
 MPITOPO_API int mpitopo_request_free(mpitopo_request_t *request);
 
-/*
- * Neighbour exchanges (the 003 proposal's MPI_Neighbor_xchg and
- * MPI_Neighbor_xchgv). Every process sends block j of sendbuf to its j-th
- * destination and receives block i of recvbuf from its i-th source, in the
- * neighbour order above; block j of a process lands, at its j-th
- * destination, in the block of the source slot that names the process
- * (for duplicate edges, the first such slot not yet used; in a Cartesian
- * communicator, block 2d lands in block 2d+1 and 2d+1 in 2d, as for the
- * collectives). xchg: blocks of sendcount (recvcount) elements at
- * j * sendcount * extent(sendtype); xchgv: sendcounts[j] elements at
- * sdispls[j] * extent(sendtype), received into recvcounts[i] elements at
- * rdispls[i] * extent(recvtype). The data are those of
- * mpitopo_neighbor_alltoall / _alltoallv (the proposal differs from them
- * only in its neighbour order, which we replace by MPI's); the difference
- * is that a block a process sends to itself (self edge, periodic dimension
- * of size 1) is copied locally, not sent through MPI. Each pair's type
- * signatures must match (a block to self larger than its receive block is
- * MPI_ERR_TRUNCATE, detected locally). Blocking; collective over comm;
- * errors as the collectives.
- */
-MPITOPO_API int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                      MPI_Comm comm);
-MPITOPO_API int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[],
-                                       const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                       const int recvcounts[], const int rdispls[],
-                                       MPI_Datatype recvtype, MPI_Comm comm);
-
-/*
- * Cartesian shift exchange (the 003 proposal's MPI_Cart_shift_xchg). With
- * MPI_Cart_shift(comm, direction, disp, &source, &dest), every process
- * sends its one block (sendcount elements of sendtype at sendbuf) to dest
- * and receives one block (at most recvcount of recvtype at recvbuf) from
- * source: data move by +disp along dimension `direction` (disp < 0 moves
- * them the other way), exactly as MPI_Sendrecv(sendbuf, .., dest, ..,
- * recvbuf, .., source, ..) on every process. At an open border
- * (non-periodic dimension) dest or source is MPI_PROC_NULL: nothing is
- * sent, or recvbuf is left untouched (it must still be a valid buffer
- * when recvcount > 0). disp may be any integer, 0 and multiples of a
- * periodic dimension's size included (then the block is copied locally).
- * Blocking; collective over comm. Errors: MPI_ERR_TOPOLOGY when comm is
- * not Cartesian; MPITOPO_ERR_ARG for direction outside [0, ndims) and the
- * argument errors of the collectives.
- */
-MPITOPO_API int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                        int direction, int disp, MPI_Comm comm);
+/** @} */
 
 #ifdef __cplusplus
 }
