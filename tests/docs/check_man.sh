@@ -154,4 +154,4 @@ for tool in "$@"; do
 done
 
 [ "$fail" = 0 ] || exit 1
-echo "PASS docs ($napi API functions with a man(3) page; $n3 man(3) pages, $ngroups of them topics; man(1): ${*:-none})"
+echo "PASS docs ($napi API functions with a man(3) page; $n3 man(3) pages, $ngroups with content (topics and structs), the others links; man(1): ${*:-none})"
