@@ -148,7 +148,10 @@ MPITOPO_API int mpitopo_machine_from_paths(int nlevels, const char *const *names
  * @retval MPITOPO_ERR_PARSE as mpitopo_machine_from_string() (reported for
  *         `above`); also when the last level of `above` is not "node" or
  *         another of its levels is named "socket" or "core"
- * @retval MPITOPO_ERR_RANGE the levels or leaves exceed the limits
+ * @retval MPITOPO_ERR_RANGE the levels or leaves exceed the limits; a
+ *         synthetic source that asks for more than 4096 PUs (the product of
+ *         its arities) or attached NUMA nodes, or gives an explicit index
+ *         of 65536 or more (checked before hwloc sees it)
  * @retval MPITOPO_ERR_HWLOC hwloc cannot load `source`
  * @retval MPITOPO_ERR_NOMEM out of memory
  */
