@@ -2,6 +2,8 @@
  * each backend this build has and is skipped for the others. */
 #include "unit.h"
 
+#include "backend_case.h"
+
 static const char *const backends[] = {"scotch", "metis"};
 #define NBACKENDS 2
 
@@ -245,6 +247,48 @@ static void test_arity_one_levels(void **state)
     }
 }
 
+/*
+ * Property: every mapper that takes any pattern maps every valid problem,
+ * with a valid placement (mpitopo_map checks it), on the machines the
+ * partitioning libraries stumble on (backend_case.h: arity-1 levels, one
+ * node, one core, partial trees, odd costs) and patterns with self, repeated,
+ * zero-weight or no edges. Scotch died of SIGFPE on a level of arity 1
+ * (issue 15); the fuzz harness fuzz_backends runs the same cases from the
+ * fuzzer's bytes.
+ */
+static void test_random_problems(void **state)
+{
+    (void)state;
+    static const char *const mappers[] = {"identity", "block", "rr", "random", "tree", "scotch", "metis"};
+    int ncases = UNIT_SANITIZED ? 150 : 600;
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (int c = 0; c < ncases; c++) {
+        uint8_t bytes[200];
+        for (size_t i = 0; i < sizeof bytes; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            bytes[i] = (uint8_t)(x >> 24);
+        }
+        mpitopo_machine_t *m = NULL;
+        mpitopo_pattern_t *p = NULL;
+        mpitopo_map_options_t opt;
+        OK(bk_case(bytes, sizeof bytes, &m, &p, &opt));
+        int leaf[BK_MAX_LEAVES];
+        for (size_t k = 0; k < sizeof mappers / sizeof *mappers; k++) {
+            if (!have(mappers[k]))
+                continue;
+            int rc = mpitopo_map(mappers[k], m, p, &opt, leaf, NULL);
+            if (rc != MPITOPO_SUCCESS) {
+                char desc[256];
+                int n = nprocs_of(p);
+                mpitopo_machine_describe(m, desc, sizeof desc);
+                fail_msg("case %d, %s: %d processes on %s: %s", c, mappers[k], n, desc, mpitopo_last_error());
+            }
+        }
+        mpitopo_pattern_destroy(&p);
+        mpitopo_machine_destroy(&m);
+    }
+}
+
 static void test_no_edges_and_tiny(void **state)
 {
     (void)state;
@@ -393,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_irregular_tree),
         cmocka_unit_test(test_irregular_partial),
         cmocka_unit_test(test_arity_one_levels),
+        cmocka_unit_test(test_random_problems),
         cmocka_unit_test(test_no_edges_and_tiny),
         cmocka_unit_test(test_weight_choice),
         cmocka_unit_test(test_extreme_weights_and_costs),
