@@ -9,6 +9,11 @@
 #    (.so man3/machine.h.3), which is not made (the headers are documented
 #    by group, not by file). Those links are pointed at the group page that
 #    declares the name in its synopsis.
+# 3. A struct's page says "#include <metrics.h>", a header that refuses to
+#    be included alone, and a group's page says nothing: both say
+#    "#include <mpitopo.h>".
+# 4. A group's NAME line is followed by its brief again (" - The ...");
+#    NAME keeps the title alone, as whatis(1) expects.
 file(GLOB _pages RELATIVE "${MAN3}" "${MAN3}/*.3")
 set(_groups)
 foreach(_page IN LISTS _pages)
@@ -18,6 +23,11 @@ foreach(_page IN LISTS _pages)
   endif()
   list(APPEND _groups "${_page}")
   string(REGEX REPLACE "(^|\n)'" "\\1\\\\&'" _fixed "${_text}")
+  string(REGEX REPLACE "#include <[a-z_]+\\\\&\\.h>" "#include <mpitopo\\\\&.h>" _fixed "${_fixed}")
+  string(REGEX REPLACE "\n\\.SH SYNOPSIS\n\\.br\n\\.PP\n\\.SS "
+         "\n.SH SYNOPSIS\n.br\n.PP\n\\\\fC#include <mpitopo\\\\&.h>\\\\fP\n.SS " _fixed "${_fixed}")
+  string(REGEX REPLACE "^(\\.TH [^\n]*\n\\.ad l\n\\.nh\n\\.SH NAME\n[^\n]*)\n\\.PP\n \\\\- [^\n]*\n"
+         "\\1\n" _fixed "${_fixed}")
   if(NOT _fixed STREQUAL _text)
     file(WRITE "${MAN3}/${_page}" "${_fixed}")
   endif()
@@ -47,7 +57,7 @@ foreach(_page IN LISTS _pages)
   endif()
 endforeach()
 
-# 3. Doxygen's warnings (an undocumented parameter, say) go to its log; show
+# 5. Doxygen's warnings (an undocumented parameter, say) go to its log; show
 #    them in the build output. The test docs.man fails while there are any.
 if(LOG AND EXISTS "${LOG}")
   file(READ "${LOG}" _log)
