@@ -233,14 +233,13 @@ static int parse_format(const char *opt, const char *s, int allow_auto, map_form
 /* A launch placement as mpitopo_placement takes it: block, rr or random:SEED. */
 static int valid_placement(const char *s)
 {
-    long long seed;
     if (!strcmp(s, "block") || !strcmp(s, "rr"))
         return 1;
     if (strncmp(s, "random:", 7))
         return 0;
-    errno = 0;
     char *end;
-    seed = strtoll(s + 7, &end, 10);
+    errno = 0;
+    long long seed = strtoll(s + 7, &end, 10);
     return s[7] >= '0' && s[7] <= '9' && !*end && errno != ERANGE && seed >= 0;
 }
 
@@ -288,10 +287,14 @@ static int common_option(common_args_t *c, const char *o, const char *value)
 static int eval_option(eval_args_t *a, int argc, char **argv, int *i)
 {
     const char *o = argv[*i], *value = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (!strcmp(o, "--json"))
-        return a->json = 1, 0;
-    if (!strcmp(o, "--never-worse"))
-        return a->never_worse = 1, 0;
+    if (!strcmp(o, "--json")) {
+        a->json = 1;
+        return 0;
+    }
+    if (!strcmp(o, "--never-worse")) {
+        a->never_worse = 1;
+        return 0;
+    }
     int rc = common_option(&a->c, o, value);
     if (rc >= 0) {
         ++*i;
