@@ -169,7 +169,7 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
     if ((rc = find_mapper(spec, namelen, &mapper)) != MPITOPO_SUCCESS)
         return rc;
     if (colon && !mapper->takes_args)
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: spec = \"%s\": mapper '%s' takes no argument", spec,
+        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: spec = \"%.64s\": mapper '%s' takes no argument", spec,
                               mapper->info.name);
     rc = mapper->map(machine, pattern, colon ? colon + 1 : NULL, options, leaf_of_proc);
     if (rc != MPITOPO_SUCCESS)

@@ -105,7 +105,7 @@ static int parse_id(const parser_t *ps, const char *what, field_t f, int *id)
  * must read back. */
 static int parse_number(field_t f, double *out)
 {
-    char buf[128];
+    char buf[MPITOPO__PATTERN_MAX_LINE + 1];
     if (f.len == 0 || f.len >= sizeof buf)
         return -1;
     for (size_t i = 0; i < f.len; i++)

@@ -135,11 +135,13 @@ static int expand_star(int ndims, int radius, struct offsets *l)
 /* Every offset of [-radius, radius]^ndims but 0, in odometer order. */
 static int expand_moore(int ndims, int radius, struct offsets *l)
 {
-    /* Saturate above INT_MAX + 1 so the count cannot overflow (offsets_alloc
-     * refuses it then). */
+    /* Saturate just above the limit, testing before multiplying so the
+     * count cannot overflow (a side of 2^32 - 1 did); offsets_alloc refuses
+     * it then. */
+    const int64_t cap = (int64_t)MPITOPO_MAX_STENCIL_OFFSETS + 2;
     int64_t count = 1, side = 2 * (int64_t)radius + 1;
     for (int i = 0; i < ndims; i++)
-        count = count * side > (int64_t)INT_MAX + 1 ? (int64_t)INT_MAX + 2 : count * side;
+        count = count > cap / side ? cap : count * side;
     int rc = offsets_alloc(l, count - 1, ndims);
     if (rc)
         return rc;

@@ -633,6 +633,9 @@ static void test_cart_errors(void **state)
     s = (mpitopo_stencil_t){MPITOPO_STENCIL_STAR, 1 << 19, 0, NULL, NULL, NULL, 1};
     FAILS(mpitopo_pattern_cart(2, d, NULL, &s, &p), MPITOPO_ERR_RANGE, "more than 1048576 offsets");
     FAILS(mpitopo_pattern_from_string("cart:64x64:moore=2000", &p), MPITOPO_ERR_RANGE, "more than 1048576 offsets");
+    /* A side of 2^32 - 1: the count once overflowed 64 bits (UB), then asked for memory. */
+    FAILS(mpitopo_pattern_from_string("cart:4x4:moore=2147483647", &p), MPITOPO_ERR_RANGE, "more than 1048576 offsets");
+    FAILS(mpitopo_pattern_from_string("cart:4x4x4:moore=1073741824", &p), MPITOPO_ERR_RANGE, "more than 1048576 offsets");
     s = (mpitopo_stencil_t){MPITOPO_STENCIL_MOORE, 511, 0, NULL, NULL, NULL, 1};
     OK(mpitopo_pattern_cart(2, d, NULL, &s, &p));
     mpitopo_pattern_destroy(&p);
@@ -1182,6 +1185,12 @@ static void test_parse_edge_cases(void **state)
     assert_int_equal(p->nedges, 2);
     assert_int_equal(p->dst[0], 0);
     assert_true(p->bytes[1] == 150 && p->msgs[1] == 0.5);
+    mpitopo_pattern_destroy(&p);
+    /* A number may be as long as a line allows: 1 and 200 zeros is 1e200. */
+    char t3[300];
+    int n = snprintf(t3, sizeof t3, "mpitopo-pattern 1 2\n0 1 1%0200d 1\n", 0);
+    OK(mpitopo_pattern_parse(t3, (size_t)n, "t", &p));
+    assert_true(p->bytes[0] == 1e200);
     mpitopo_pattern_destroy(&p);
 }
 
