@@ -45,7 +45,13 @@ static int info_value(MPI_Info info, const char *key, char *value, int size)
     if (PMPI_Info_get_string(info, key, &len, value, &flag) != MPI_SUCCESS)
         return 0;
 #else
-    if (PMPI_Info_get(info, key, size - 1, value, &flag) != MPI_SUCCESS)
+    /* MPICH fails MPI_Info_get on a value longer than the buffer. */
+    int len = 0;
+    if (PMPI_Info_get_valuelen(info, key, &len, &flag) != MPI_SUCCESS || !flag)
+        return 0;
+    if (len >= size)
+        snprintf(value, (size_t)size, "(a value of %d characters)", len);
+    else if (PMPI_Info_get(info, key, size - 1, value, &flag) != MPI_SUCCESS)
         return 0;
 #endif
     return flag;

@@ -174,7 +174,7 @@ static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
     char v[256];
     int found, rc;
     r->stencil[0] = '\0';
-    if ((rc = mpitopo__info_get(info, "mpitopo_stencil", v, sizeof v, &found)) != MPI_SUCCESS)
+    if ((rc = mpitopo__info_get(r->func, info, "mpitopo_stencil", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found)
         snprintf(r->stencil, sizeof r->stencil, "%s", v);

@@ -116,7 +116,7 @@ static int merge(keys_t *k, MPI_Info info, const char *func)
     if (rc != MPI_SUCCESS)
         return mpitopo__error_at(MPITOPO_ERR_ARG, func, "info is not valid");
     for (int i = 0; i < nkeys; i++) {
-        char key[MPI_MAX_INFO_KEY + 1], value[VALUE_LEN + 1];
+        char key[MPI_MAX_INFO_KEY + 1], value[VALUE_LEN];
         int found = 0;
         if ((rc = PMPI_Info_get_nthkey(info, i, key)) != MPI_SUCCESS)
             return mpitopo__mpi_result(func, rc);
@@ -125,11 +125,8 @@ static int merge(keys_t *k, MPI_Info info, const char *func)
         if (strlen(key) >= KEY_LEN)
             return mpitopo__error_at(MPITOPO_ERR_ARG, func, "info key \"%.64s...\" is longer than %d characters",
                                      key, KEY_LEN - 1);
-        if ((rc = PMPI_Info_get(info, key, VALUE_LEN, value, &found)) != MPI_SUCCESS)
+        if ((rc = mpitopo__info_get(func, info, key, value, VALUE_LEN, &found)) != MPITOPO_SUCCESS)
             return mpitopo__mpi_result(func, rc);
-        if (strlen(value) >= VALUE_LEN)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, func, "info %s = \"%.64s...\" is longer than %d characters",
-                                     key, value, VALUE_LEN - 1);
         int j = 0;
         while (j < k->n && strcmp(k->key[j], key) != 0)
             j++;

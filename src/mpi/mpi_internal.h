@@ -72,8 +72,10 @@ int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
  * (MPITOPO_CHECK_ARGS, read once; default on without NDEBUG). */
 int mpitopo__check_args(void);
 
-/* Value of key in info; *found = 0 for MPI_INFO_NULL or a missing key. */
-int mpitopo__info_get(MPI_Info info, const char *key, char *value, int len, int *found);
+/* Value of key in info; *found = 0 for MPI_INFO_NULL or a missing key.
+ * MPITOPO_ERR_ARG (message naming the key) for a value of len characters
+ * or more; MPI codes pass through. */
+int mpitopo__info_get(const char *func, MPI_Info info, const char *key, char *value, int len, int *found);
 
 /* What the info keys mpitopo_mapper, mpitopo_weights and mpitopo_reorder of
  * the topology constructors set. The caller fills the defaults first. */

@@ -32,11 +32,21 @@ int mpitopo__check_args(void)
     return check_args;
 }
 
-int mpitopo__info_get(MPI_Info info, const char *key, char *value, int len, int *found)
+int mpitopo__info_get(const char *func, MPI_Info info, const char *key, char *value, int len, int *found)
 {
+    int vlen = 0, rc;
     *found = 0;
     if (info == MPI_INFO_NULL)
         return MPI_SUCCESS;
+    /* MPICH fails MPI_Info_get (through the error handler) on a value
+     * longer than the buffer, where Open MPI truncates it: ask first. */
+    if ((rc = PMPI_Info_get_valuelen(info, key, &vlen, found)) != MPI_SUCCESS || !*found)
+        return rc;
+    if (vlen >= len) {
+        *found = 0;
+        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "info %s is %d characters long; at most %d are read", key,
+                                 vlen, len - 1);
+    }
     return PMPI_Info_get(info, key, len - 1, value, found);
 }
 
@@ -44,7 +54,7 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
 {
     char v[256];
     int found, rc;
-    if ((rc = mpitopo__info_get(info, "mpitopo_mapper", v, sizeof v, &found)) != MPI_SUCCESS)
+    if ((rc = mpitopo__info_get(func, info, "mpitopo_mapper", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found) {
         if (strlen(v) >= sizeof o->mapper)
@@ -55,12 +65,12 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
             return mpitopo__error_restate(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%s\"", v);
         memcpy(o->mapper, v, strlen(v) + 1); /* fits: checked above */
     }
-    if ((rc = mpitopo__info_get(info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
+    if ((rc = mpitopo__info_get(func, info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found && mpitopo_weight_from_string(v, &o->weight) != MPITOPO_SUCCESS)
         return mpitopo__error_at(MPITOPO_ERR_PARSE, func,
                                  "info mpitopo_weights = \"%s\": expected bytes, messages or unit", v);
-    if ((rc = mpitopo__info_get(info, "mpitopo_reorder", v, sizeof v, &found)) != MPI_SUCCESS)
+    if ((rc = mpitopo__info_get(func, info, "mpitopo_reorder", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found) {
         if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
