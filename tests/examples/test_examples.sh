@@ -3,9 +3,10 @@
 #   test_examples.sh BUILD EXAMPLES FLAVOR MPICC MPIF90 MPIEXEC
 # BUILD is installed into a temporary prefix; EXAMPLES is configured and
 # built against it with CMake (find_package(mpitopo)) and with its Makefile
-# (pkg-config); every example runs at 4-8 processes (emulated nodes where
-# reordering should show) and must exit 0 and print its PASS line. MPIF90
-# may be empty (no Fortran example then). Prints "PASS examples" at the end,
+# (pkg-config), naming no MPI: both must find MPICC, the MPI of BUILD, and
+# MPIF90 beside it (may be empty: no Fortran example then). Every example
+# runs at 4-8 processes (emulated nodes where reordering should show) and
+# must exit 0 and print its PASS line. Prints "PASS examples" at the end,
 # "FAIL examples: ..." on the first failure.
 set -euo pipefail
 build=$1 src=$(cd "$2" && pwd) flavour=$3 mpicc=$4 mpif90=$5 mpiexec=$6
@@ -25,17 +26,19 @@ quiet() { # LOG COMMAND...
 quiet "$tmp/install.log" cmake --install "$build" --prefix "$tmp/prefix"
 pcdir=$(dirname "$(find "$tmp/prefix" -name mpitopo.pc | head -1)")
 
-# 1. CMake, as in examples/CMakeLists.txt's header.
-args=(-DCMAKE_PREFIX_PATH="$tmp/prefix" -DMPI_C_COMPILER="$mpicc")
-[ -z "$mpif90" ] || args+=(-DMPI_Fortran_COMPILER="$mpif90")
-quiet "$tmp/configure.log" cmake -S "$src" -B "$tmp/cmake" "${args[@]}"
+# 1. CMake, as in examples/CMakeLists.txt's header. No MPI is named: the
+# package finds the one mpitopo was built with (MPICC), and the examples
+# the Fortran wrapper beside it (MPIF90).
+quiet "$tmp/configure.log" cmake -S "$src" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix"
+grep -q "^MPI_C_COMPILER:[A-Z]*=$mpicc\$" "$tmp/cmake/CMakeCache.txt" ||
+    fail "the examples' CMake did not take mpitopo's MPI ($mpicc): $(grep ^MPI_C_COMPILER: "$tmp/cmake/CMakeCache.txt")"
 quiet "$tmp/build.log" cmake --build "$tmp/cmake" -j 2
-# 2. The Makefile, out of the source tree.
+# 2. The Makefile, out of the source tree, told nothing but where mpitopo.pc is.
 targets=(halo_cart neighbor_graph trace_app)
 [ -z "$mpif90" ] || targets+=(halo_cart_f)
 mkdir "$tmp/make"
-quiet "$tmp/make.log" make -C "$tmp/make" -f "$src/Makefile" PKG_CONFIG_PATH="$pcdir" \
-    MPICC="$mpicc" MPIF90="${mpif90:-mpif90}" "${targets[@]}"
+quiet "$tmp/make.log" make -C "$tmp/make" -f "$src/Makefile" PKG_CONFIG_PATH="$pcdir" "${targets[@]}"
+grep -q "^$mpicc " "$tmp/make.log" || fail "the Makefile did not compile with mpitopo's MPI ($mpicc)"
 
 case $flavour in
 openmpi)
