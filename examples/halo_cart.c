@@ -173,14 +173,17 @@ static double local_sum(const block_t *b)
 }
 
 /*
- * Average number of grid neighbours on another node, over all processes:
- * every process tells its neighbours its node (a neighbourhood allgather
- * on the grid communicator) and counts those that differ.
+ * Average number of grid neighbours (of 2*ndims) on another node, over all
+ * processes: every process tells its neighbours its node (a neighbourhood
+ * allgather on the grid communicator) and counts those that differ.
  */
-static double offnode_partners(MPI_Comm cart, int ndims)
+static double offnode_neighbours(MPI_Comm cart, int ndims)
 {
     const mpitopo_nodeinfo_t *ni;
-    mpitopo_comm_nodeinfo(MPI_COMM_WORLD, &ni); /* emulated nodes count */
+    if (mpitopo_comm_nodeinfo(MPI_COMM_WORLD, &ni) != MPITOPO_SUCCESS) { /* emulated nodes count */
+        fprintf(stderr, "halo_cart: %s\n", mpitopo_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     int nodes[2 * MAXD], off = 0, size;
     MPI_Neighbor_allgather(&ni->node, 1, MPI_INT, nodes, 1, MPI_INT, cart);
     for (int i = 0; i < 2 * ndims; i++)
@@ -219,7 +222,7 @@ int main(int argc, char **argv)
     }
     /* For comparison only: what MPI_Cart_create gives (it keeps the order). */
     MPI_Cart_create(MPI_COMM_WORLD, b.ndims, dims, periods, 1, &plain);
-    double off_plain = offnode_partners(plain, b.ndims), off_cart = offnode_partners(cart, b.ndims);
+    double off_plain = offnode_neighbours(plain, b.ndims), off_cart = offnode_neighbours(cart, b.ndims);
     MPI_Comm_free(&plain);
 
     /* From here on, rank and coordinates come from the new communicator. */
@@ -274,11 +277,11 @@ int main(int argc, char **argv)
         printf("halo_cart: %d-D grid %d", b.ndims, dims[0]);
         for (int d = 1; d < b.ndims; d++)
             printf("x%d", dims[d]);
-        printf(" of %d^%d blocks; off-node partners per process: MPI_Cart_create %.2f, "
-               "mpitopo_cart_create %.2f\n",
+        printf(" of %d^%d blocks; grid neighbours on another node per process: "
+               "MPI_Cart_create %.2f, mpitopo_cart_create %.2f\n",
                b.n, b.ndims, off_plain, off_cart);
-        printf("halo_cart: %d sweeps in %.3f s; wrong ghost cells %ld; sum %.6e -> %.6e\n",
-               iterations, t, allbad, total0, total);
+        printf("halo_cart: %d sweeps in %.2f ms; wrong ghost cells %ld; sum %.6e -> %.6e\n",
+               iterations, 1e3 * t, allbad, total0, total);
         printf("halo_cart: %s\n", ok ? "PASS" : "FAIL");
     }
     for (int d = 0; d < b.ndims; d++)

@@ -67,7 +67,7 @@ export MPITOPO_EMULATE="node:2 core:4" MPITOPO_EMULATE_PLACEMENT=rr
 run halo_cart.2d "halo_cart: PASS" 8 "$b/halo_cart"
 offs=$(sed -n 's/.*MPI_Cart_create \([0-9.]*\), mpitopo_cart_create \([0-9.]*\)$/\1 \2/p' <<<"$out")
 [ -n "$offs" ] && awk '{ exit !($2 < $1) }' <<<"$offs" ||
-    fail "halo_cart.2d: mpitopo_cart_create did not lower the off-node partners ($offs)"
+    fail "halo_cart.2d: mpitopo_cart_create did not lower the off-node grid neighbours ($offs)"
 run halo_cart.3d "halo_cart: PASS" 8 "$b/halo_cart" 3 8 10
 # (a) Fortran, reordered through the shim it is linked with.
 if [ -n "$mpif90" ]; then
