@@ -12,7 +12,9 @@
 !   mpiexec -genv LD_PRELOAD <prefix>/lib/libmpitopo_shim.so -n 8 ./program
 ! the same MPI_CART_CREATE returns a grid whose neighbours share a node.
 ! Nothing in the source changes: the shim defines MPI_CART_CREATE (and the
-! C MPI_Cart_create) and hands the call to mpitopo_cart_create.
+! C MPI_Cart_create) and hands the call to mpitopo_cart_create. This
+! program uses the mpi_f08 module; `use mpi` and `include 'mpif.h'` get
+! the same from the shim.
 !
 ! As with any reordering, the program takes its rank and coordinates from
 ! the new communicator and loads its data by them (below: the initial
@@ -25,11 +27,13 @@
 ! launch order is already the best). On one machine, emulate a cluster:
 !   MPITOPO_EMULATE="node:2 core:4" MPITOPO_EMULATE_PLACEMENT=rr mpirun -n 8 ./halo_cart_f
 program halo_cart_f
-    use mpi
+    use mpi_f08
     implicit none
     integer, parameter :: n = 16, iterations = 20
-    integer :: ierr, wrank, nprocs, rank, cart, moved, nmoved, nbad, allbad
-    integer :: dims(2), coords(2), it, i, j, xface
+    type(MPI_Comm) :: cart
+    type(MPI_Datatype) :: xface
+    integer :: ierr, wrank, nprocs, rank, moved, nmoved, nbad, allbad
+    integer :: dims(2), coords(2), it, i, j
     logical :: periods(2), ok
     double precision, allocatable :: u(:, :), tmp(:, :)
     double precision :: total0, total, mine
@@ -119,7 +123,8 @@ contains
     ! MPI_Sendrecv pairs them, so no ordering can deadlock, and a dimension
     ! of size 1 or 2 (both neighbours the same process) works too.
     subroutine exchange()
-        integer :: lo, hi, status(MPI_STATUS_SIZE)
+        integer :: lo, hi
+        type(MPI_Status) :: status
         call MPI_Cart_shift(cart, 0, 1, lo, hi, ierr)
         call MPI_Sendrecv(u(n, 1), 1, xface, hi, 0, u(0, 1), 1, xface, lo, 0, cart, status, ierr)
         call MPI_Sendrecv(u(1, 1), 1, xface, lo, 1, u(n + 1, 1), 1, xface, hi, 1, cart, status, ierr)
