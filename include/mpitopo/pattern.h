@@ -223,8 +223,11 @@ MPITOPO_API int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t 
  * NPROCS is an integer in [1, 2^31-1]; SRC and DST are integers in
  * [0, NPROCS); BYTES and MESSAGES are finite non-negative decimal numbers
  * (no hex, inf or nan). Fields are separated by blanks or tabs; lines end
- * with LF or CRLF, the last one may lack it; NUL bytes are refused. Repeated
- * edges are summed.
+ * with LF or CRLF, the last one may lack it, and hold at most 4096 bytes;
+ * NUL bytes are refused. Repeated edges are summed. The file is parsed as it
+ * is read (pipes work), so a stream that is not a pattern file (/dev/zero)
+ * fails at its first bad line. Memory is O(NPROCS + edges): a caller that
+ * knows how many processes it can take uses mpitopo_pattern_read_max().
  * @param[in] path the file
  * @param[out] pattern the new pattern, owned by the caller; NULL on error
  * @retval MPITOPO_SUCCESS on success
@@ -236,6 +239,25 @@ MPITOPO_API int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t 
  * @retval MPITOPO_ERR_NOMEM out of memory
  */
 MPITOPO_API int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **pattern);
+/**
+ * @brief Read a pattern file of at most max_nprocs processes.
+ *
+ * As mpitopo_pattern_read(), but a header declaring more than max_nprocs
+ * processes is refused as soon as it is read, before anything is sized by
+ * it: a caller that will place the pattern on a machine passes the
+ * machine's number of leaves, so a header of 2^31-1 processes costs
+ * nothing.
+ * @param[in] path the file
+ * @param[in] max_nprocs the most processes accepted, >= 1
+ * @param[out] pattern the new pattern, owned by the caller; NULL on error
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_RANGE the header declares more than max_nprocs
+ *         processes (the message gives the file and line)
+ * @retval MPITOPO_ERR_ARG NULL pointers, max_nprocs < 1
+ * @retval MPITOPO_ERR_FORMAT, MPITOPO_ERR_IO, MPITOPO_ERR_NOMEM as
+ *         mpitopo_pattern_read()
+ */
+MPITOPO_API int mpitopo_pattern_read_max(const char *path, int max_nprocs, mpitopo_pattern_t **pattern);
 /**
  * @brief Parse a pattern file's text from memory (the format of
  * mpitopo_pattern_read()).

@@ -302,6 +302,11 @@ int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **pattern)
     return mpitopo__pattern_read_max(path, INT_MAX, __func__, pattern);
 }
 
+int mpitopo_pattern_read_max(const char *path, int max_nprocs, mpitopo_pattern_t **pattern)
+{
+    return mpitopo__pattern_read_max(path, max_nprocs, __func__, pattern);
+}
+
 /* Header, then one line per edge; %.17g gives back every double exactly.
  * Returns -1 with errno set on failure. */
 static int write_edges(const mpitopo_pattern_t *p, FILE *f)

@@ -38,11 +38,8 @@ struct mpitopo_pattern {
  * holds before it can tell a file is not a pattern (/dev/zero). */
 #define MPITOPO__PATTERN_MAX_LINE 4096
 
-/* mpitopo_pattern_read for the public function `func`, refusing a header
- * of more than max_nprocs processes (MPITOPO_ERR_RANGE, file and line)
- * before anything is sized by it: the caller that will place the pattern
- * passes the machine's leaves, so a header claiming 2^31-1 processes for
- * one edge costs nothing. */
+/* mpitopo_pattern_read_max (INT_MAX for mpitopo_pattern_read) reporting
+ * as the public function `func`. */
 int mpitopo__pattern_read_max(const char *path, int max_nprocs, const char *func, mpitopo_pattern_t **pattern);
 
 /* Edges in coordinate form, the input of mpitopo__pattern_from_coo.

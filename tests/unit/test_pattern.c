@@ -1060,15 +1060,16 @@ static void test_read_bounded(void **state)
     static const char huge[] = "# one edge\nmpitopo-pattern 1 2147483647\n0 1 1 1\n";
     temp_file(path, huge, sizeof huge - 1);
     t0 = clock();
-    FAILS(mpitopo__pattern_read_max(path, 8, "mpitopo_pattern_read_max", &p), MPITOPO_ERR_RANGE,
+    FAILS(mpitopo_pattern_read_max(path, 8, &p), MPITOPO_ERR_RANGE,
           ":2: NPROCS = 2147483647 is more than max_nprocs = 8");
+    assert_true(strncmp(mpitopo_last_error(), "mpitopo_pattern_read_max: /tmp/", 31) == 0);
     assert_true(clock() - t0 < CLOCKS_PER_SEC / 4);
     assert_null(p);
-    FAILS(mpitopo__pattern_read_max(path, 0, "mpitopo_pattern_read_max", &p), MPITOPO_ERR_ARG, "max_nprocs = 0");
+    FAILS(mpitopo_pattern_read_max(path, 0, &p), MPITOPO_ERR_ARG, "max_nprocs = 0");
     unlink(path);
     static const char fits[] = "mpitopo-pattern 1 8\n0 7 1 1\n";
     temp_file(path, fits, sizeof fits - 1);
-    OK(mpitopo__pattern_read_max(path, 8, "mpitopo_pattern_read_max", &p));
+    OK(mpitopo_pattern_read_max(path, 8, &p));
     assert_int_equal(p->nprocs, 8);
     mpitopo_pattern_destroy(&p);
     unlink(path);
