@@ -254,8 +254,9 @@ MPITOPO_API int mpitopo_pattern_read(const char *path, mpitopo_pattern_t **patte
  * @retval MPITOPO_ERR_RANGE the header declares more than max_nprocs
  *         processes (the message gives the file and line)
  * @retval MPITOPO_ERR_ARG NULL pointers, max_nprocs < 1
- * @retval MPITOPO_ERR_FORMAT, MPITOPO_ERR_IO, MPITOPO_ERR_NOMEM as
- *         mpitopo_pattern_read()
+ * @retval MPITOPO_ERR_FORMAT a malformed file, as for mpitopo_pattern_read()
+ * @retval MPITOPO_ERR_IO the file cannot be read
+ * @retval MPITOPO_ERR_NOMEM out of memory
  */
 MPITOPO_API int mpitopo_pattern_read_max(const char *path, int max_nprocs, mpitopo_pattern_t **pattern);
 /**
