@@ -542,6 +542,9 @@ static int finish(mpitopo_request_t *request, int blocking, int *flag, int relea
         mpitopo__cache_put_back(r);
         return rc;
     }
+    /* Not cached (persistent, a schedule of several tag blocks) or failed:
+     * released here (a failed cached one leaves the cache first). */
+    mpitopo__request_release(r);
     return rc;
 }
 
