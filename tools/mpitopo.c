@@ -360,15 +360,21 @@ static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpit
         rc = mpitopo_machine_from_string(a->machine, machine);
     if (rc != MPITOPO_SUCCESS)
         return fail("--machine", rc);
+    int nprocs, nleaves;
+    mpitopo_machine_nleaves(*machine, &nleaves);
+    /* A file's header is checked against the machine before anything is
+     * allocated for it, so a huge process count costs nothing. */
     if (is_pattern_description(a->pattern))
         rc = mpitopo_pattern_from_string(a->pattern, pattern);
     else
-        rc = mpitopo_pattern_read(a->pattern, pattern);
+        rc = mpitopo_pattern_read_max(a->pattern, nleaves, pattern);
+    if (rc == MPITOPO_ERR_RANGE && !is_pattern_description(a->pattern)) {
+        fprintf(stderr, "mpitopo: --pattern: %s (the machine has %d leaves)\n", mpitopo_last_error(), nleaves);
+        return 1;
+    }
     if (rc != MPITOPO_SUCCESS)
         return fail("--pattern", rc);
-    int nprocs, nleaves;
     mpitopo_pattern_nprocs(*pattern, &nprocs);
-    mpitopo_machine_nleaves(*machine, &nleaves);
     if (nprocs > nleaves) {
         fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
         return 1;

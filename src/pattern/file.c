@@ -83,7 +83,7 @@ static int parse_header(parser_t *ps, const field_t *f, int n)
                         INT_MAX);
     if (v > ps->max_nprocs)
         return mpitopo__error_at(MPITOPO_ERR_RANGE, ps->func, "%s:%ld: NPROCS = %lld is more than "
-                                 "max_nprocs = %d", ps->name, ps->line, v, ps->max_nprocs);
+                                 "the %d processes allowed", ps->name, ps->line, v, ps->max_nprocs);
     ps->nprocs = (int)v;
     return MPITOPO_SUCCESS;
 }

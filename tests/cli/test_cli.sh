@@ -152,6 +152,14 @@ expect_error bad-machine "node:0" "$cli" eval --machine "node:0 core:4" --patter
 expect_error bad-pattern "cart:4xq" "$cli" eval --machine "node:4 core:4" --pattern cart:4xq
 expect_error missing-file "/nonexistent" "$cli" eval --machine "node:4 core:4" --pattern /nonexistent
 expect_error too-many "16 processes" "$cli" eval --machine "node:2 core:4" --pattern cart:4x4
+# A file's header is checked against the machine before anything is sized by
+# it (issue 15): 2^31-1 processes with one edge is refused at once, and so is
+# a file of NUL bytes.
+huge=$(mktemp); printf 'mpitopo-pattern 1 2147483647\n0 1 5\n' >"$huge"
+expect_error huge-header "NPROCS = 2147483647 is more than the 8 processes allowed (the machine has 8 leaves)" \
+  timeout 10 "$cli" eval --machine "node:2 core:4" --pattern "$huge"
+rm -f "$huge"
+expect_error dev-zero "NUL byte" timeout 10 "$cli" eval --machine "node:2 core:4" --pattern /dev/zero
 expect_error bad-mapper "no such mapper" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --mapper foo
 expect_error bad-option "unknown option" "$cli" eval --machine "node:4 core:4" --pattern cart:4x4 --frobnicate
 expect_error no-machine "needs --machine" "$cli" eval --pattern cart:4x4
