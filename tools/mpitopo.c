@@ -2,6 +2,8 @@
 #define MPITOPO_NO_MPI
 #include <mpitopo.h>
 
+#include "core/env.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +34,8 @@ static const char *main_help =
     "  dims                  Cartesian dimensions for N processes, balanced or\n"
     "                        node-aware\n"
     "  version               print the version and the optional mappers\n"
+    "  env                   list the environment variables mpitopo reads, and\n"
+    "                        their values here\n"
     "  help [COMMAND]        this text, or the help of COMMAND\n"
     "\n"
     "Options:\n"
@@ -154,6 +158,16 @@ static const char *version_help =
     "\n"
     "Prints the version of mpitopo and which optional mappers (scotch, metis)\n"
     "this build has.\n";
+
+static const char *env_help =
+    "Usage: mpitopo env [--markdown]\n"
+    "\n"
+    "Lists every environment variable that the library, the shim, the tracer and\n"
+    "the tools read, who reads it, and its value in this environment.\n"
+    "\n"
+    "Options:\n"
+    "  --markdown            print the table of the README instead (variable and\n"
+    "                        meaning)\n";
 
 typedef enum map_format { FMT_AUTO = -1, FMT_PLAIN, FMT_OPENMPI, FMT_MPICH, FMT_CRAY } map_format_t;
 static const char *format_names[] = {"plain", "openmpi-rankfile", "mpich-hosts", "cray-rank-order"};
@@ -1490,6 +1504,8 @@ static const char *help_of(const char *cmd)
         return mappers_help;
     if (!strcmp(cmd, "version"))
         return version_help;
+    if (!strcmp(cmd, "env"))
+        return env_help;
     return NULL;
 }
 
@@ -1504,6 +1520,33 @@ static int print_version(void)
         printf("%s %s %s", i ? "," : "", optional[i],
                mpitopo_mapper_find(optional[i], &found) == MPITOPO_SUCCESS ? "yes" : "no");
     printf("\n");
+    return 0;
+}
+
+/* The variables of src/core/env.def: their values here, or the README's
+ * table (which tests/cli/test_cli.sh compares with this output). */
+static int cmd_env(int argc, char **argv)
+{
+    int markdown = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return fputs(env_help, stdout), 0;
+        if (strcmp(argv[i], "--markdown"))
+            return usage_error("env: unknown option '%s'", argv[i]);
+        markdown = 1;
+    }
+    int n;
+    const mpitopo__env_var_t *vars = mpitopo__env_vars(&n);
+    if (markdown) {
+        printf("| variable | read by | meaning |\n|---|---|---|\n");
+        for (int i = 0; i < n; i++)
+            printf("| `%s` | %s | %s |\n", vars[i].name, vars[i].who, vars[i].meaning);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *v = mpitopo__getenv((mpitopo__env_id)i);
+        printf("%-26s %-22s %s\n", vars[i].name, vars[i].who, v ? v : "(unset)");
+    }
     return 0;
 }
 
@@ -1533,6 +1576,8 @@ int main(int argc, char **argv)
         return cmd_mappers(argc - 2, argv + 2);
     if (!strcmp(cmd, "dims"))
         return cmd_dims(argc - 2, argv + 2);
+    if (!strcmp(cmd, "env"))
+        return cmd_env(argc - 2, argv + 2);
     if (!strcmp(cmd, "version")) {
         if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))
             return fputs(version_help, stdout), 0;

@@ -45,6 +45,19 @@ expect_in cart-strips "off-node weight over lower bound                   +0.1 %
 check default-mappers "$cli" eval --machine "node:4 core:4" --pattern ring:16:4
 if grep -q "cart" <<<"$out"; then echo "FAIL default-mappers: cart listed for a ring"; failures=$((failures + 1)); fi
 
+# The README's table of environment variables is the one list the library reads
+# (src/core/env.def), as `mpitopo env --markdown` prints it.
+readme=$data/../../README.md
+if [ -f "$readme" ]; then
+  check env-markdown "$cli" env --markdown
+  if ! diff <(sed -n '/^<!-- env:begin/,/^<!-- env:end/p' "$readme" | sed '1d;$d') <(printf '%s\n' "$out") >/dev/null; then
+    echo "FAIL env-markdown: README.md's environment table differs from 'mpitopo env --markdown'"
+    failures=$((failures + 1))
+  fi
+  check env-values env MPITOPO_EMULATE_PLACEMENT=rr "$cli" env
+  expect_in env-values "MPITOPO_EMULATE_PLACEMENT  library                rr"
+fi
+
 # Dimensions: MPI_Dims_create's answer, and the node-aware one of Gropp's example.
 check dims "$cli" dims 576 0,0,0
 expect_in dims "9x8x8"

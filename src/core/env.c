@@ -1,0 +1,22 @@
+#include "core/env.h"
+
+#include <stdlib.h>
+
+static const mpitopo__env_var_t vars[MPITOPO_ENV_COUNT] = {
+#define MPITOPO_ENV(id, name, who, meaning) [MPITOPO_ENV_##id] = {name, who, meaning},
+#include "core/env.def"
+#undef MPITOPO_ENV
+};
+
+const char *mpitopo__getenv(mpitopo__env_id id)
+{
+    if ((int)id < 0 || id >= MPITOPO_ENV_COUNT)
+        return NULL;
+    return getenv(vars[id].name);
+}
+
+const mpitopo__env_var_t *mpitopo__env_vars(int *count)
+{
+    *count = MPITOPO_ENV_COUNT;
+    return vars;
+}
