@@ -1037,3 +1037,30 @@ int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *rec
         return vbuild(n, send, recv, out, func);
     return fixed_build(n, send, recv, out, func);
 }
+
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+                   const char *func)
+{
+    (void)sb;
+    (void)rb;
+    (void)func;
+    *yes = mpitopo__cart_applies(n, op);
+    return MPITOPO_SUCCESS;
+}
+
+static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
+{
+    (void)op;
+    (void)c;
+    return mpitopo__cart_build(n, send, recv, out, func);
+}
+
+static void free_state(mpitopo__nbr_t *n)
+{
+    mpitopo__stencil_free(n->stencil);
+    n->stencil = NULL;
+}
+
+const mpitopo__sched_ops_t mpitopo__cart_ops = {
+    .name = "cart", .applies = applies, .build = build, .free_state = free_state};

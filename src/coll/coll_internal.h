@@ -424,6 +424,56 @@ int mpitopo__parts_parse(const char *m, size_t len, int nparts, MPI_Aint *offs);
 int mpitopo__slot_bytes(const side_t *s, int degree, int *bytes, const char *schedule,
                         const char *func);
 
+/* ---- The schedules, one table of operations each ---- */
+
+/* What runs: a schedule and, for combining, whether each side combines
+ * (either may stay linear, see mpitopo__combine_build). */
+typedef struct mpitopo__choice {
+    mpitopo__sched_t sched;
+    int send_comb, recv_comb;
+} mpitopo__choice_t;
+
+/*
+ * One schedule (linear.c, combine.c, cart_sched.c, node.c, host.c), as the
+ * choice (select.c), the entry points (collectives.c) and the neighbour
+ * lists (neighbors.c) see it. Every member but name may be NULL.
+ *   applies: whether the schedule runs op on n when asked for by name
+ *     (*yes), with blocks of sb and rb bytes (0 for the v and w forms);
+ *     may make the schedule's plan, collectively (every process calls it
+ *     for the same operation);
+ *   build: the schedule of op with sides send and recv, not started;
+ *   free_state: release what the schedule keeps on n.
+ */
+typedef struct mpitopo__sched_ops {
+    const char *name;
+    int (*applies)(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+                   const char *func);
+    int (*build)(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func);
+    void (*free_state)(mpitopo__nbr_t *n);
+} mpitopo__sched_ops_t;
+
+extern const mpitopo__sched_ops_t mpitopo__linear_ops, mpitopo__combine_ops, mpitopo__cart_ops,
+    mpitopo__node_ops, mpitopo__host_ops;
+
+/* Who the linear schedule talks to: the neighbour lists of the
+ * communicator, or (mpitopo_cart_shift_xchg) one source and one
+ * destination. self_copy: messages to the calling process itself become
+ * local copies. */
+typedef struct mpitopo__plan {
+    int indeg, outdeg;
+    const int *src, *dst;
+    int shift;     /* tags: MPITOPO__TAG_SHIFT, else the neighbour tags */
+    int self_copy;
+} mpitopo__plan_t;
+
+/* The plan of n's neighbour lists. */
+mpitopo__plan_t mpitopo__plan_of(const mpitopo__nbr_t *n, int self_copy);
+
+/* The linear schedule of plan p on n, not started. */
+int mpitopo__linear_build(mpitopo__nbr_t *n, const mpitopo__plan_t *p, const side_t *send,
+                          const side_t *recv, mpitopo_request_t *out, const char *func);
+
 /* ---- Schedule choice (select.c) ---- */
 
 /* Parse a schedule name ("auto", "linear", ...); MPITOPO__SCHED_INVALID
@@ -461,6 +511,20 @@ int mpitopo__sched_agree(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched
 /* The friendship threshold: comm info, else MPITOPO_COMBINE_THRESHOLD,
  * else 4 (the thesis). */
 int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *func);
+
+/* The operations of schedule s (NULL for auto and invalid values). */
+const mpitopo__sched_ops_t *mpitopo__sched_ops(mpitopo__sched_t s);
+
+/* Release what every schedule keeps on n (the neighbour lists' free). */
+void mpitopo__sched_free_state(mpitopo__nbr_t *n);
+
+/*
+ * The schedule rule: which schedule runs op on n, asked for req (not
+ * unset or invalid), with blocks of sb and rb bytes (0 for the v and w
+ * forms). May make a schedule's plan, collectively.
+ */
+int mpitopo__sched_choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
+                          long long sb, long long rb, mpitopo__choice_t *c, const char *func);
 
 /* Log (MPITOPO_VERBOSE >= 1, rank 0 of the communicator, once per
  * communicator, operation kind and schedule) the schedule chosen. */

@@ -1253,3 +1253,34 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
         rc = fill(&b, send_comb, recv_comb, func);
     return finish_build(&b, rc, out);
 }
+
+/* Asked for by name: graph and dist-graph communicators whose pattern
+ * (made here, collectively) can run, all five operations. */
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+                   const char *func)
+{
+    (void)sb;
+    (void)rb;
+    *yes = 0;
+    if (!mpitopo__combine_supports(op) || n->kind == MPI_CART)
+        return MPITOPO_SUCCESS;
+    int rc = mpitopo__combine_pattern(n, func);
+    *yes = rc == MPITOPO_SUCCESS && mpitopo__combine_usable(n);
+    return rc;
+}
+
+static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
+{
+    (void)op;
+    return mpitopo__combine_build(n, send, recv, c->send_comb, c->recv_comb, out, func);
+}
+
+static void free_state(mpitopo__nbr_t *n)
+{
+    mpitopo__combine_free(n->comb);
+    n->comb = NULL;
+}
+
+const mpitopo__sched_ops_t mpitopo__combine_ops = {
+    .name = "combine", .applies = applies, .build = build, .free_state = free_state};

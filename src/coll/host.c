@@ -211,3 +211,25 @@ int mpitopo__host_build(mpitopo__nbr_t *n, int op, const side_t *send, const sid
     *out = r;
     return MPITOPO_SUCCESS;
 }
+
+/* Asked for by name: wherever the host MPI has the operations. */
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+                   const char *func)
+{
+    (void)n;
+    (void)op;
+    (void)sb;
+    (void)rb;
+    (void)func;
+    *yes = mpitopo__host_available();
+    return MPITOPO_SUCCESS;
+}
+
+static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
+{
+    (void)c;
+    return mpitopo__host_build(n, op, send, recv, out, func);
+}
+
+const mpitopo__sched_ops_t mpitopo__host_ops = {.name = "mpi", .applies = applies, .build = build};

@@ -36,9 +36,7 @@ static void nbr_free(mpitopo__nbr_t *n)
     if (rc != MPI_SUCCESS)
         mpitopo__log(1, "freeing a private neighbour communicator failed with MPI error %d", rc);
     mpitopo__cache_clear(n);
-    mpitopo__combine_free(n->comb);
-    mpitopo__node_free(n->node);
-    mpitopo__stencil_free(n->stencil);
+    mpitopo__sched_free_state(n);
     if (n->destinations != n->sources)
         mpitopo__free(n->destinations);
     mpitopo__free(n->sources);

@@ -1105,3 +1105,34 @@ int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *rec
     *out = b.r;
     return MPITOPO_SUCCESS;
 }
+
+/* Asked for by name: all five operations, allgather and alltoall with one
+ * block size on both sides (else linear lets MPI report the mismatch);
+ * the plan is made here, collectively. */
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+                   const char *func)
+{
+    *yes = 0;
+    if (!mpitopo__node_supports(op) || sb != rb)
+        return MPITOPO_SUCCESS;
+    int rc = mpitopo__node_prepare(n, func);
+    *yes = rc == MPITOPO_SUCCESS;
+    return rc;
+}
+
+static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
+{
+    (void)op;
+    (void)c;
+    return mpitopo__node_build(n, send, recv, out, func);
+}
+
+static void free_state(mpitopo__nbr_t *n)
+{
+    mpitopo__node_free(n->node);
+    n->node = NULL;
+}
+
+const mpitopo__sched_ops_t mpitopo__node_ops = {
+    .name = "node", .applies = applies, .build = build, .free_state = free_state};

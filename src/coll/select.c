@@ -6,26 +6,43 @@
  * level must give the same answer on every process: the schedules of two
  * processes must match message for message.
  */
-#include "coll/coll_internal.h"
+#include "coll/combine.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[] = {"auto", "linear", "combine", "cart", "node", "mpi"};
+/* The schedules, in the order of mpitopo__sched_t (auto is none). */
+static const mpitopo__sched_ops_t *const table[] = {
+    [MPITOPO__SCHED_LINEAR] = &mpitopo__linear_ops, [MPITOPO__SCHED_COMBINE] = &mpitopo__combine_ops,
+    [MPITOPO__SCHED_CART] = &mpitopo__cart_ops,     [MPITOPO__SCHED_NODE] = &mpitopo__node_ops,
+    [MPITOPO__SCHED_MPI] = &mpitopo__host_ops};
+#define NSCHED ((int)(sizeof table / sizeof *table))
+
+const mpitopo__sched_ops_t *mpitopo__sched_ops(mpitopo__sched_t s)
+{
+    return s >= 0 && s < NSCHED ? table[s] : NULL;
+}
+
+void mpitopo__sched_free_state(mpitopo__nbr_t *n)
+{
+    for (int i = 0; i < NSCHED; i++)
+        if (table[i] && table[i]->free_state)
+            table[i]->free_state(n);
+}
 
 mpitopo__sched_t mpitopo__sched_parse(const char *s)
 {
-    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
-        if (strcmp(s, names[i]) == 0)
+    for (int i = 0; i < NSCHED; i++)
+        if (strcmp(s, mpitopo__sched_name((mpitopo__sched_t)i)) == 0)
             return (mpitopo__sched_t)i;
     return MPITOPO__SCHED_INVALID;
 }
 
 const char *mpitopo__sched_name(mpitopo__sched_t s)
 {
-    return s >= 0 && s < (int)(sizeof names / sizeof *names) ? names[s] : "?";
+    return s == MPITOPO__SCHED_AUTO ? "auto" : mpitopo__sched_ops(s) ? table[s]->name : "?";
 }
 
 static int parse_threshold(const char *v)
@@ -315,4 +332,140 @@ double mpitopo__model_time(const mpitopo__model_t *m, double rounds, double mess
                            double bytes)
 {
     return m->round_us * rounds + m->msg_us * messages + m->byte_us * bytes;
+}
+
+/*
+ * auto where the host MPI has neighbourhood collectives: the schedule the
+ * cost model (below) predicts fastest, mpitopo's only where it beats
+ * the host MPI's by the model's margin, else the host MPI's own call.
+ *   cart: stencil communicators whose stencil forwards (Moore), blocks of
+ *     at most MPITOPO__COMBINE_AUTO_BYTES (the v and w forms as small);
+ *   combine: graph and dist-graph communicators; the pattern (made once,
+ *     collectively, whatever the block size, so that every process takes
+ *     part) gives the busiest process's messages, blocks and rounds. Where
+ *     some process has a duplicate or self edge, the host MPI is never
+ *     taken (MPICH delivers duplicate edges in another order than Open MPI
+ *     and mpitopo): mpitopo's linear schedule stands in for it.
+ * Every input is the same on every process (the stencil, the pattern's
+ * maxima) or the block size, which the choice assumes every process
+ * passes alike (as applications do: a HOPS pattern makes every process
+ * forward for others, so neighbours agreeing is not enough).
+ */
+static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
+                       mpitopo__choice_t *c, const char *func)
+{
+    const mpitopo__model_t *m;
+    int rc = mpitopo__model(&m, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    *c = (mpitopo__choice_t){MPITOPO__SCHED_MPI, 0, 0};
+    double b = (double)(sb > rb ? sb : rb), keep = 1 - m->margin;
+    int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    int alltoall = op != MPITOPO__OPK_ALLGATHER && op != MPITOPO__OPK_ALLGATHERV;
+    if (mpitopo__cart_applies(n, op)) {
+        int k, rounds, msgs;
+        double blocks;
+        mpitopo__cart_cost(n, alltoall, &k, &rounds, &msgs, &blocks);
+        double host = mpitopo__model_time(m, 1, 2.0 * k, k * b);
+        /* Forwarded blocks are copied as well as sent: twice the bytes. */
+        double cart = mpitopo__model_time(m, rounds, msgs, 2 * blocks * b);
+        if (small && mpitopo__cart_gains(n) && cart < keep * host)
+            c->sched = MPITOPO__SCHED_CART;
+        return MPITOPO_SUCCESS;
+    }
+    if (!mpitopo__combine_supports(op) || n->kind == MPI_CART)
+        return MPITOPO_SUCCESS;
+    rc = mpitopo__combine_pattern(n, func);
+    if (rc != MPITOPO_SUCCESS || !n->comb)
+        return rc;
+    /* With a duplicate or self edge anywhere the alternative to combining
+     * is mpitopo's linear schedule (as many messages as the host MPI's). */
+    const struct mpitopo__comb *cb = n->comb;
+    if (cb->any_duplicates)
+        c->sched = MPITOPO__SCHED_LINEAR;
+    if (!mpitopo__combine_usable(n) || !small)
+        return MPITOPO_SUCCESS;
+    /* Blocks the busiest process moves; combined ones are also copied. */
+    double host = mpitopo__model_time(m, 1, cb->max_linear, (double)cb->max_blocks_linear * b);
+    /* Dependent rounds of the schedule: one per hop, or a swap and a
+     * combined send per pattern round plus the direct one. */
+    double rounds = cb->mode == MPITOPO__COMB_HOPS ? cb->nhops + 1 : 2 * cb->rounds + 1;
+    double comb = mpitopo__model_time(m, rounds, cb->max_combined,
+                                      2.0 * (double)cb->max_blocks_combined * b);
+    if (comb < keep * host)
+        *c = (mpitopo__choice_t){MPITOPO__SCHED_COMBINE, 1, 1};
+    return MPITOPO_SUCCESS;
+}
+
+/*
+ * auto without the host MPI's neighbourhood collectives (SimGrid SMPI):
+ *   cart: as above, when it sends fewer messages (Moore, not star);
+ *   combine: only where the pattern saves enough messages to pay for its
+ *     rounds (mpitopo__combine_pays), then each side only for blocks of
+ *     at most MPITOPO__COMBINE_AUTO_BYTES (the thesis's gain is for small
+ *     messages), the v and w forms whatever their sizes;
+ *   else linear.
+ */
+static int choose_auto_p2p(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
+                           mpitopo__choice_t *c, const char *func)
+{
+    int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    *c = (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
+    if (mpitopo__cart_applies(n, op) && small && mpitopo__cart_gains(n)) {
+        c->sched = MPITOPO__SCHED_CART;
+        return MPITOPO_SUCCESS;
+    }
+    if (!mpitopo__combine_supports(op) || n->kind == MPI_CART)
+        return MPITOPO_SUCCESS;
+    int rc = mpitopo__combine_pattern(n, func);
+    if (rc != MPITOPO_SUCCESS || !mpitopo__combine_usable(n) || !mpitopo__combine_pays(n))
+        return rc;
+    c->send_comb = sb <= MPITOPO__COMBINE_AUTO_BYTES;
+    c->recv_comb = rb <= MPITOPO__COMBINE_AUTO_BYTES;
+    if (c->send_comb || c->recv_comb)
+        c->sched = MPITOPO__SCHED_COMBINE;
+    return MPITOPO_SUCCESS;
+}
+
+/* Whether MPI's own operation may deliver differently from mpitopo's on
+ * this communicator: a Cartesian one with a periodic dimension of size 1
+ * or 2, where the -1 and +1 neighbours are one process and the MPI-4.0
+ * erratum (which mpitopo follows) says which block lands where. The same
+ * answer on every process (dims and periods are). */
+static int host_may_differ(const mpitopo__nbr_t *n)
+{
+    for (int d = 0; n->kind == MPI_CART && d < n->indegree / 2; d++)
+        if (n->sources[2 * d] != MPI_PROC_NULL && n->sources[2 * d] == n->sources[2 * d + 1])
+            return 1;
+    return 0;
+}
+
+/*
+ * The schedule rule. A schedule asked for by name runs where it applies
+ * (its operations' applies; none: everywhere), else mpitopo's linear one:
+ *   mpi: the host MPI's own call (not under SimGrid, which has none);
+ *   node: all five operations; the plan is made on first use,
+ *     collectively (node.c). Allgather and alltoall need one block size
+ *     everywhere: where send and receive blocks differ, linear lets MPI
+ *     report the mismatch (the v and w forms carry their sizes);
+ *   cart: communicators made by mpitopo_cart_stencil_create whose stencil
+ *     maps to distinct processes (mpitopo__cart_applies), all five;
+ *   combine: graph and dist-graph communicators, all five, both sides;
+ *   linear: always.
+ * auto: choose_auto; choose_auto_p2p under SimGrid, or where the host MPI
+ * may deliver otherwise (host_may_differ).
+ */
+int mpitopo__sched_choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
+                          long long sb, long long rb, mpitopo__choice_t *c, const char *func)
+{
+    *c = (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
+    if (req == MPITOPO__SCHED_AUTO)
+        return mpitopo__host_available() && !host_may_differ(n)
+                   ? choose_auto(n, op, sb, rb, c, func)
+                   : choose_auto_p2p(n, op, sb, rb, c, func);
+    const mpitopo__sched_ops_t *s = mpitopo__sched_ops(req);
+    int yes = 1, rc = s->applies ? s->applies(n, op, sb, rb, &yes, func) : MPITOPO_SUCCESS;
+    if (rc == MPITOPO_SUCCESS && yes)
+        *c = (mpitopo__choice_t){req, 1, 1};
+    return rc;
 }
