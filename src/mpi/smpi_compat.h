@@ -11,7 +11,7 @@
  * lacks aborts the whole simulation ("Not yet implemented", xbt_die):
  *   - graph and dist-graph communicators (MPI_Graph_create,
  *     MPI_Dist_graph_create[_adjacent] and their queries): emulated. The
- *     constructors below (src/mpi/graph.c) return a plain communicator (a
+ *     constructors (src/mpi/smpi_compat.c) return a plain communicator (a
  *     duplicate of comm_old, or for MPI_Graph_create with nnodes < size a
  *     split of it) carrying the neighbour lists in an attribute, which
  *     MPI_Comm_dup copies (shared, reference counted) as MPI copies a
@@ -40,7 +40,7 @@
 
 #ifdef MPITOPO_SMPI
 
-/* The emulated graph and dist-graph communicators (src/mpi/graph.c). Same
+/* The emulated graph and dist-graph communicators (src/mpi/smpi_compat.c). Same
  * arguments, semantics and return codes as the MPI functions they replace,
  * except that reorder is ignored (the callers pass 0). */
 int mpitopo__smpi_topo_test(MPI_Comm comm, int *status);
