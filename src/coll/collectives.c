@@ -7,9 +7,12 @@
  * one `side_t` (coll_internal.h).
  */
 #include "coll/coll_internal.h"
+#include "coll/nbr_ops.h"
 
-/* How a call runs: the values of `blocking` of the foundation, plus one. */
-enum { FORM_NONBLOCKING = 0, FORM_BLOCKING = 1, FORM_PERSISTENT = 2 };
+/* How a call runs: the values of `blocking` of the foundation, plus two.
+ * FORM_EXCHANGE: blocking, on the linear schedule, with the blocks a
+ * process sends to itself copied locally (mpitopo_neighbor_xchg(v)). */
+enum { FORM_NONBLOCKING = 0, FORM_BLOCKING = 1, FORM_PERSISTENT = 2, FORM_EXCHANGE = 3 };
 
 static const char *mode_count_name(int send, side_mode_t mode)
 {
@@ -240,19 +243,18 @@ static int launch(mpitopo__nbr_t *n, const mpitopo__plan_t *p, side_t *send, sid
 }
 
 /*
- * The neighbourhood collectives without a schedule choice (exchanges):
- * check, make sure the private communicator exists (or is being made),
- * build the linear schedule and start it (blocking: complete it too).
+ * The exchanges (no schedule choice, never cached): check, make sure the
+ * private communicator exists, build the linear schedule that copies the
+ * blocks to the calling process itself and complete it.
  */
-static int run_x(side_t *send, side_t *recv, MPI_Comm comm, int form, int self_copy,
-                 mpitopo_request_t *request, const char *func)
+static int exchange(side_t *send, side_t *recv, MPI_Comm comm, const char *func)
 {
     mpitopo__nbr_t *n;
-    int rc = checked_nbr(send, recv, comm, form, request, &n, func);
+    int rc = checked_nbr(send, recv, comm, FORM_BLOCKING, NULL, &n, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    mpitopo__plan_t p = mpitopo__plan_of(n, self_copy);
-    return launch(n, &p, send, recv, form, request, func);
+    mpitopo__plan_t p = mpitopo__plan_of(n, 1);
+    return launch(n, &p, send, recv, FORM_BLOCKING, NULL, func);
 }
 
 /* A handle that is neither MPI_INFO_NULL nor valid is an error; the key
@@ -294,10 +296,13 @@ static int persistent_checks(side_t *send, side_t *recv, MPI_Comm comm, mpitopo_
 }
 
 /* The five operations: check, take the cached schedule of an equal
- * earlier call or make one (info of an _init call first), run it. */
+ * earlier call or make one (info of an _init call first), run it. The
+ * exchanges run exchange(). */
 static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_request_t *request,
                MPI_Info info, mpitopo__opkind_t op, const char *func)
 {
+    if (form == FORM_EXCHANGE)
+        return exchange(send, recv, comm, func);
     mpitopo__nbr_t *n;
     mpitopo__sched_t req = MPITOPO__SCHED_AUTO;
     int rc = form == FORM_PERSISTENT ? persistent_checks(send, recv, comm, request, info, op, &n, &req, func)
@@ -391,149 +396,40 @@ static int alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdisp
     return run(&s, &r, comm, form, req, info, MPITOPO__OPK_ALLTOALLW, func);
 }
 
-int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, 1, MPI_INFO_NULL,
-                     __func__);
-}
+/* The entry points of the operations (coll/nbr_ops.h), three forms each. */
+#define ENTRY_POINTS(op, OP, params, args, fparams, fargs)                                     \
+    int mpitopo_neighbor_##op(MPITOPO_NBR_UNPAREN params)                                      \
+    {                                                                                          \
+        return op(MPITOPO_NBR_UNPAREN args, NULL, FORM_BLOCKING, MPI_INFO_NULL, __func__);     \
+    }                                                                                          \
+    int mpitopo_ineighbor_##op(MPITOPO_NBR_UNPAREN params, mpitopo_request_t *request)         \
+    {                                                                                          \
+        return op(MPITOPO_NBR_UNPAREN args, request, FORM_NONBLOCKING, MPI_INFO_NULL,          \
+                  __func__);                                                                   \
+    }                                                                                          \
+    int mpitopo_neighbor_##op##_init(MPITOPO_NBR_UNPAREN params, MPI_Info info,                \
+                                     mpitopo_request_t *request)                               \
+    {                                                                                          \
+        return op(MPITOPO_NBR_UNPAREN args, request, FORM_PERSISTENT, info, __func__);         \
+    }
+MPITOPO_NBR_OPS(ENTRY_POINTS)
+#undef ENTRY_POINTS
 
-int mpitopo_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, mpitopo_request_t *request)
-{
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-                     0, MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const int recvcounts[], const int displs[],
-                                MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                      NULL, 1, MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, const int recvcounts[], const int displs[],
-                                 MPI_Datatype recvtype, MPI_Comm comm,
-                                 mpitopo_request_t *request)
-{
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                      request, 0, MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, 1, MPI_INFO_NULL,
-                    __func__);
-}
-
-int mpitopo_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                               MPI_Comm comm, mpitopo_request_t *request)
-{
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, 0,
-                    MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                     recvtype, comm, NULL, 1, MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                mpitopo_request_t *request)
-{
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                     recvtype, comm, request, 0, MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                               void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                               const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, NULL, 1, MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                mpitopo_request_t *request)
-{
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, request, 0, MPI_INFO_NULL, __func__);
-}
-
-int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
-{
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-                     FORM_PERSISTENT, info, __func__);
-}
-
-int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                     void *recvbuf, const int recvcounts[], const int displs[],
-                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                     mpitopo_request_t *request)
-{
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                      request, FORM_PERSISTENT, info, __func__);
-}
-
-int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
-{
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-                    FORM_PERSISTENT, info, __func__);
-}
-
-int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                    const int recvcounts[], const int rdispls[],
-                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                    mpitopo_request_t *request)
-{
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                     recvtype, comm, request, FORM_PERSISTENT, info, __func__);
-}
-
-int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                    void *recvbuf, const int recvcounts[],
-                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
-{
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, request, FORM_PERSISTENT, info, __func__);
-}
-
+/* The exchanges of the seed paper 003 are thin forms of alltoall and
+ * alltoallv (FORM_EXCHANGE). */
 int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    side_t s = side_scalar(1, SIDE_BLOCK, sendbuf, sendcount, sendtype);
-    side_t r = side_scalar(0, SIDE_BLOCK, recvbuf, recvcount, recvtype);
-    return run_x(&s, &r, comm, FORM_BLOCKING, 1, NULL, __func__);
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                    FORM_EXCHANGE, MPI_INFO_NULL, __func__);
 }
 
 int mpitopo_neighbor_xchgv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    side_t s = side_v(1, sendbuf, sendcounts, sdispls, sendtype, "sdispls");
-    side_t r = side_v(0, recvbuf, recvcounts, rdispls, recvtype, "rdispls");
-    return run_x(&s, &r, comm, FORM_BLOCKING, 1, NULL, __func__);
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                     recvtype, comm, NULL, FORM_EXCHANGE, MPI_INFO_NULL, __func__);
 }
 
 static int shift_peers(const mpitopo__nbr_t *n, int direction, int disp, int *src, int *dst,

@@ -9,6 +9,8 @@
 #include <mpi.h>
 #include <mpitopo.h>
 
+#include "coll/nbr_ops.h"
+
 #if defined(__GNUC__)
 #define MPITOPO_SHIM_HIDDEN __attribute__((visibility("hidden")))
 #define MPITOPO_SHIM_EXPORT __attribute__((visibility("default")))
@@ -49,30 +51,26 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_comm_dup_with_info(MPI_Comm comm, MPI_Info
  * topology). Local. */
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_takes(const char *func, MPI_Comm comm);
 
-/* The blocking neighbourhood collectives as the C bindings run them
- * (routed to mpitopo and counted, or MPI's own); shared with the Fortran
- * bindings. */
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgather(const void *sendbuf, int sendcount,
-                                                         MPI_Datatype sendtype, void *recvbuf,
-                                                         int recvcount, MPI_Datatype recvtype,
-                                                         MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgatherv(const void *sendbuf, int sendcount,
-                                                          MPI_Datatype sendtype, void *recvbuf,
-                                                          const int recvcounts[],
-                                                          const int displs[],
-                                                          MPI_Datatype recvtype, MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoall(const void *sendbuf, int sendcount,
-                                                        MPI_Datatype sendtype, void *recvbuf,
-                                                        int recvcount, MPI_Datatype recvtype,
-                                                        MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallv(
-    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-    MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallw(
-    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+/* The neighbourhood collectives as the C bindings run them (routed to
+ * mpitopo and counted, or MPI's own; nonblocking and persistent ones stay
+ * MPI's own while a Fortran binding is passing the call to MPI), one per
+ * operation of coll/nbr_ops.h and form: mpitopo__shim_neighbor_OP,
+ * _ineighbor_OP and (MPI-4) _neighbor_OP_init, with the arguments of
+ * MPI_Neighbor_OP, MPI_Ineighbor_OP and MPI_Neighbor_OP_init; shared with
+ * the Fortran bindings. */
+#define MPITOPO_SHIM_NBR_DECLS(op, OP, params, args, fparams, fargs)                            \
+    MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_##op(MPITOPO_NBR_UNPAREN params);           \
+    MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_##op(MPITOPO_NBR_UNPAREN params,           \
+                                                         MPI_Request *request);                 \
+    MPITOPO_SHIM_NBR_INIT_DECL(op, params)
+#if MPI_VERSION >= 4
+#define MPITOPO_SHIM_NBR_INIT_DECL(op, params)                                                  \
+    MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_##op##_init(                                 \
+        MPITOPO_NBR_UNPAREN params, MPI_Info info, MPI_Request *request);
+#else
+#define MPITOPO_SHIM_NBR_INIT_DECL(op, params)
+#endif
+MPITOPO_NBR_OPS(MPITOPO_SHIM_NBR_DECLS)
 
 /* The MPI error code for mpitopo's result rc (MPI codes as they are). */
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_code(int rc);
@@ -126,53 +124,6 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_free(MPI_Request *request);
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_cancel(MPI_Request *request);
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_start(MPI_Request *request);
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_startall(int count, MPI_Request requests[]);
-
-/* shim_neighbor.c: the nonblocking and persistent neighbourhood
- * collectives as the C bindings run them (routed and counted unless a
- * Fortran binding is passing the call to MPI); shared with the Fortran
- * bindings. */
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_allgather(const void *sendbuf, int sendcount,
-                                                          MPI_Datatype sendtype, void *recvbuf,
-                                                          int recvcount, MPI_Datatype recvtype,
-                                                          MPI_Comm comm, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_allgatherv(
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-    MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_alltoall(const void *sendbuf, int sendcount,
-                                                         MPI_Datatype sendtype, void *recvbuf,
-                                                         int recvcount, MPI_Datatype recvtype,
-                                                         MPI_Comm comm, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_alltoallv(
-    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-    MPI_Comm comm, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_alltoallw(
-    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-    MPI_Request *request);
-#if MPI_VERSION >= 4
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgather_init(
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_allgatherv_init(
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-    MPI_Info info, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoall_init(
-    const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallv_init(
-    const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-    MPI_Comm comm, MPI_Info info, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_alltoallw_init(
-    const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-    MPI_Request *request);
-#endif
 
 /* Report an error the shim itself found (e.g. out of memory converting
  * Fortran arrays) through comm's error handler; returns mpi_class. */

@@ -644,6 +644,20 @@ static void f_neighbor_fixed(int alltoall, void *next, void *sb, MPI_Fint *sc, M
     f_give(request, r, code, ierr);
 }
 
+static void f_neighbor_allgather(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb,
+                                 MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info,
+                                 MPI_Fint *request, MPI_Fint *ierr)
+{
+    f_neighbor_fixed(0, next, sb, sc, st, rb, rc, rt, comm, info, request, ierr);
+}
+
+static void f_neighbor_alltoall(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb,
+                                MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info,
+                                MPI_Fint *request, MPI_Fint *ierr)
+{
+    f_neighbor_fixed(1, next, sb, sc, st, rb, rc, rt, comm, info, request, ierr);
+}
+
 static void f_neighbor_allgatherv(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb,
                                   MPI_Fint *rcs, MPI_Fint *d, MPI_Fint *rt, MPI_Fint *comm,
                                   MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
@@ -773,149 +787,40 @@ static void f_neighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint *
     static void *volatile next_;                                                               \
     void *next = f_next(&next_, #name)
 
-#define NEIGHBOR_FIXED(name, alltoall)                                                         \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *);                                                                     \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
+/*
+ * The Fortran subroutines of the operations (coll/nbr_ops.h), every
+ * mangling of the three forms: blocking (no info, no request),
+ * nonblocking (a request) and (MPI-4) persistent (an info and a request),
+ * ierror last, each calling the operation's converter above.
+ */
+#define P MPITOPO_NBR_UNPAREN
+#define F_NBR_SUB(name, op, fparams, fargs, extra, info, request)                               \
+    void name(P fparams, P extra MPI_Fint *ierr);                                              \
+    void name(P fparams, P extra MPI_Fint *ierr)                                               \
     {                                                                                          \
         F_NEXT(name);                                                                          \
-        f_neighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, NULL, NULL, ierr);      \
+        f_neighbor_##op(next, P fargs, info, request, ierr);                                   \
     }
-#define NEIGHBOR_ALLGATHER(name) NEIGHBOR_FIXED(name, 0)
-#define NEIGHBOR_ALLTOALL(name) NEIGHBOR_FIXED(name, 1)
-#define NEIGHBOR_ALLGATHERV(name)                                                              \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *);                                                         \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
-              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                                    \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, NULL, NULL, ierr);       \
-    }
-#define NEIGHBOR_ALLTOALLV(name)                                                               \
-    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, NULL, ierr);   \
-    }
-#define NEIGHBOR_ALLTOALLW(name)                                                               \
-    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr)                      \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, NULL, ierr);   \
-    }
-
-SHIM_F77_NAMES(NEIGHBOR_ALLGATHER, mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER)
-SHIM_F77_NAMES(NEIGHBOR_ALLGATHERV, mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALL, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALLV, mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALLW, mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW)
-
-#define INEIGHBOR_FIXED(name, alltoall)                                                        \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *);                                                         \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, NULL, request, ierr);   \
-    }
-#define INEIGHBOR_ALLGATHER(name) INEIGHBOR_FIXED(name, 0)
-#define INEIGHBOR_ALLTOALL(name) INEIGHBOR_FIXED(name, 1)
-#define INEIGHBOR_ALLGATHERV(name)                                                             \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
-              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                 \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, NULL, request, ierr);    \
-    }
-#define INEIGHBOR_ALLTOALLV(name)                                                              \
-    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)   \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,       \
-                              ierr);                                                           \
-    }
-#define INEIGHBOR_ALLTOALLW(name)                                                              \
-    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)   \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, NULL, request,       \
-                              ierr);                                                           \
-    }
-
-SHIM_F77_NAMES(INEIGHBOR_ALLGATHER, mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER)
-SHIM_F77_NAMES(INEIGHBOR_ALLGATHERV, mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV)
-SHIM_F77_NAMES(INEIGHBOR_ALLTOALL, mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL)
-SHIM_F77_NAMES(INEIGHBOR_ALLTOALLV, mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV)
-SHIM_F77_NAMES(INEIGHBOR_ALLTOALLW, mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW)
-
+#define F_NBR_MANGLED(lower, upper, ...)                                                        \
+    F_NBR_SUB(lower##_, __VA_ARGS__)                                                           \
+    F_NBR_SUB(lower##__, __VA_ARGS__)                                                          \
+    F_NBR_SUB(lower, __VA_ARGS__)                                                              \
+    F_NBR_SUB(upper, __VA_ARGS__)
 #if MPI_VERSION >= 4
-#define NEIGHBOR_FIXED_INIT(name, alltoall)                                                    \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_fixed(alltoall, next, sb, sc, st, rb, rc, rt, comm, info, request, ierr);   \
-    }
-#define NEIGHBOR_ALLGATHER_INIT(name) NEIGHBOR_FIXED_INIT(name, 0)
-#define NEIGHBOR_ALLTOALL_INIT(name) NEIGHBOR_FIXED_INIT(name, 1)
-#define NEIGHBOR_ALLGATHERV_INIT(name)                                                         \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,      \
-              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr) \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_allgatherv(next, sb, sc, st, rb, rcs, d, rt, comm, info, request, ierr);    \
-    }
-#define NEIGHBOR_ALLTOALLV_INIT(name)                                                          \
-    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,   \
-              MPI_Fint *ierr)                                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallv(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,       \
-                              ierr);                                                           \
-    }
-#define NEIGHBOR_ALLTOALLW_INIT(name)                                                          \
-    void name(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *, MPI_Fint *, MPI_Aint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
-    void name(void *sb, MPI_Fint *sc, MPI_Aint *sd, MPI_Fint *st, void *rb, MPI_Fint *rcs,     \
-              MPI_Aint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *info, MPI_Fint *request,   \
-              MPI_Fint *ierr)                                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_alltoallw(next, sb, sc, sd, st, rb, rcs, rd, rt, comm, info, request,       \
-                              ierr);                                                           \
-    }
-
-SHIM_F77_NAMES(NEIGHBOR_ALLGATHER_INIT, mpi_neighbor_allgather_init, MPI_NEIGHBOR_ALLGATHER_INIT)
-SHIM_F77_NAMES(NEIGHBOR_ALLGATHERV_INIT, mpi_neighbor_allgatherv_init,
-               MPI_NEIGHBOR_ALLGATHERV_INIT)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALL_INIT, mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALLV_INIT, mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT)
-SHIM_F77_NAMES(NEIGHBOR_ALLTOALLW_INIT, mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT)
+#define F_NBR_INIT(op, OP, fparams, fargs)                                                      \
+    F_NBR_MANGLED(mpi_neighbor_##op##_init, MPI_NEIGHBOR_##OP##_INIT, op, fparams, fargs,      \
+                  (MPI_Fint * info, MPI_Fint * request, ), info, request)
+#else
+#define F_NBR_INIT(op, OP, fparams, fargs)
 #endif
+#define F_NBR_FORMS(op, OP, params, args, fparams, fargs)                                       \
+    F_NBR_MANGLED(mpi_neighbor_##op, MPI_NEIGHBOR_##OP, op, fparams, fargs, (), NULL, NULL)    \
+    F_NBR_MANGLED(mpi_ineighbor_##op, MPI_INEIGHBOR_##OP, op, fparams, fargs,                  \
+                  (MPI_Fint * request, ), NULL, request)                                       \
+    F_NBR_INIT(op, OP, fparams, fargs)
+
+MPITOPO_NBR_OPS(F_NBR_FORMS)
+#undef P
 
 /*
  * Completion, start and free of requests (MPI_WAIT, MPI_TEST, MPI_WAITALL,
