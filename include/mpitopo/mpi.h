@@ -446,7 +446,9 @@ MPITOPO_API int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], 
  * @brief The reordering alone, for programs that keep their own neighbour
  * lists (and for MPIs without dist-graph calls, such as SimGrid SMPI).
  *
- * The mapping of mpitopo_dist_graph_create_adjacent(), returned as a plain
+ * A thin form of mpitopo_dist_graph_create_adjacent(): the same call,
+ * one implementation, stopping before the topology. The mapping of
+ * mpitopo_dist_graph_create_adjacent(), returned as a plain
  * communicator (comm's processes in the new order, no topology) in which
  * the process of rank k plays rank k's role. reorder == 0 (or info
  * mpitopo_reorder=false) gives a duplicate of comm.

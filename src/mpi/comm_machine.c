@@ -283,17 +283,15 @@ out:
     return rc;
 }
 
-static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
+/*
+ * Build the machine of comm (node information ni). *leaf_of_rank is the
+ * caller's array, or when NULL one of size ints allocated here (the
+ * cache's), whose failure is agreed on in the one allreduce with the rest.
+ */
+static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_machine_t **machine,
+                         int **leaf_of_rank)
 {
-    if (!machine)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "machine = NULL");
-    *machine = NULL;
-    if (!leaf_of_rank)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "leaf_of_rank = NULL");
-    const mpitopo_nodeinfo_t *ni;
-    int rank, size, rc = mpitopo_comm_nodeinfo(comm, &ni);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
+    int rank, size, rc;
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_size(comm, &size)) != MPI_SUCCESS)
         return rc;
@@ -303,6 +301,9 @@ static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *le
     if (local == MPITOPO_SUCCESS &&
         !(all = mpitopo__malloc_array((size_t)size * (size_t)L.width, sizeof *all)))
         local = MPITOPO_NOMEM("the gathered paths");
+    if (local == MPITOPO_SUCCESS && !*leaf_of_rank &&
+        !(*leaf_of_rank = mpitopo__malloc_array((size_t)size, sizeof **leaf_of_rank)))
+        local = MPITOPO_NOMEM("the leaf of every rank");
     /* Agree on the levels (and on failure) before exchanging records. */
     int failed = local != MPITOPO_SUCCESS;
     /* A failing process's code may be mpitopo's (< 0) or MPI's (> 0). */
@@ -321,12 +322,50 @@ static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *le
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather(L.rec, L.width, MPI_INT, all, L.width, MPI_INT, comm);
     if (rc == MPI_SUCCESS)
-        rc = build(&L, ni, size, !v[6], all, machine, leaf_of_rank);
+        rc = build(&L, ni, size, !v[6], all, machine, *leaf_of_rank);
     mpitopo__free(all);
     return rc;
+}
+
+static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
+{
+    if (!machine)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "machine = NULL");
+    *machine = NULL;
+    if (!leaf_of_rank)
+        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "leaf_of_rank = NULL");
+    const mpitopo_nodeinfo_t *ni;
+    int rc = mpitopo__comm_nodeinfo(comm, &ni);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    return build_machine(comm, ni, machine, &leaf_of_rank);
 }
 
 int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
 {
     return mpitopo__mpi_result(__func__, comm_machine_impl(comm, machine, leaf_of_rank));
+}
+
+/* The machine is cached with comm's node information (nodeinfo.c keeps
+ * it with the attribute, shared by duplicates). The first call is
+ * collective over comm; a failure leaves nothing cached, on every process
+ * alike. */
+int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
+                                 const mpitopo_machine_t **machine, const int **leaf_of_rank)
+{
+    int rc = mpitopo__comm_nodeinfo(comm, info);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    mpitopo__nodeinfo_machine(*info, machine, leaf_of_rank);
+    if (*machine)
+        return MPITOPO_SUCCESS;
+    mpitopo_machine_t *m = NULL;
+    int *leaves = NULL;
+    if ((rc = build_machine(comm, *info, &m, &leaves)) != MPITOPO_SUCCESS) {
+        mpitopo__free(leaves);
+        return rc;
+    }
+    mpitopo__nodeinfo_set_machine(*info, m, leaves);
+    mpitopo__nodeinfo_machine(*info, machine, leaf_of_rank);
+    return MPITOPO_SUCCESS;
 }

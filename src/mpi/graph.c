@@ -10,7 +10,8 @@
  *
  * The dist-graph forms gather the edges on rank 0 (O(E) there), which maps
  * and scatters the new ranks; errors are agreed on by one allreduce before
- * the gather and one broadcast after the mapping. Graph_create has the graph
+ * the gather and one broadcast once rank 0 has room for the edges, and the
+ * scatter of the new ranks carries the mapping's outcome. Graph_create has the graph
  * everywhere, so every process maps it itself, as for Cartesian grids.
  */
 #include "machine/machine_internal.h"
@@ -30,6 +31,10 @@ typedef struct graph_request {
     int weighted;   /* 1: weights given, 0: MPI_UNWEIGHTED, -1: no edges here */
     int nroles;     /* ranks of the graph: size, or nnodes for graph_create */
     int quiet;      /* no verbose line (graph_map) */
+    /* The machine of comm, fetched once by fetch_machine (reorder only). */
+    const mpitopo_nodeinfo_t *ni;
+    const mpitopo_machine_t *machine;
+    const int *leaf_of_rank;
 } graph_request_t;
 
 /* Edges this process gives, as (src, dst, weight) triples. */
@@ -188,19 +193,24 @@ static void report(const graph_request_t *r, const mpitopo_nodeinfo_t *ni, const
                  kept ? " (original order kept: no gain)" : "");
 }
 
+/* The machine of comm, on every process before anything can fail locally
+ * (collective over comm the first time). */
+static int fetch_machine(graph_request_t *r)
+{
+    return mpitopo__comm_machine_cached(r->comm, &r->ni, &r->machine, &r->leaf_of_rank);
+}
+
 /*
- * Map the roles of `pattern` on the machine of comm: *role receives the role
- * of every process of comm (MPI_UNDEFINED for those left out), or only the
- * caller's when `role_of_rank` is NULL and `mine` is not.
+ * Map the roles of `pattern` on the machine of comm (fetch_machine): *role
+ * receives the role of every process of comm (MPI_UNDEFINED for those left
+ * out), or only the caller's when `role_of_rank` is NULL and `mine` is not.
  */
 static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern, int *role_of_rank, int *mine)
 {
-    const mpitopo_nodeinfo_t *ni;
-    const mpitopo_machine_t *m;
-    const int *leaf_of_rank;
-    int rc = mpitopo__comm_machine_cached(r->comm, &ni, &m, &leaf_of_rank);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
+    const mpitopo_nodeinfo_t *ni = r->ni;
+    const mpitopo_machine_t *m = r->machine;
+    const int *leaf_of_rank = r->leaf_of_rank;
+    int rc = MPITOPO_SUCCESS;
     int *mapped = mpitopo__malloc_array((size_t)r->nroles, sizeof *mapped);
     int *role_of_leaf = mpitopo__malloc_array((size_t)m->nleaves, sizeof *role_of_leaf);
     if (!mapped || !role_of_leaf) {
@@ -297,14 +307,12 @@ static int triples_pattern(const graph_request_t *r, const int *t, int64_t n, mp
     return rc;
 }
 
-/* Rank 0's error reaches every process: its code, then its message. */
-static int share_status(const graph_request_t *r, int local)
+/* Rank 0 failed with `code` (its own result: local), as every process
+ * knows: its message reaches every process. */
+static int share_message(const graph_request_t *r, int local, int code)
 {
-    int code = local;
-    int rc = PMPI_Bcast(&code, 1, MPI_INT, 0, r->comm);
-    if (rc != MPI_SUCCESS || code == MPITOPO_SUCCESS)
-        return rc != MPI_SUCCESS ? rc : MPITOPO_SUCCESS;
     char what[256] = "";
+    int rc;
     if (r->rank == 0)
         snprintf(what, sizeof what, "%s", mpitopo_last_error());
     if ((rc = PMPI_Bcast(what, sizeof what, MPI_CHAR, 0, r->comm)) != MPI_SUCCESS)
@@ -313,6 +321,16 @@ static int share_status(const graph_request_t *r, int local)
         return local;
     what[sizeof what - 1] = '\0';
     return mpitopo__error_at(code, r->func, "on process 0: %s", what);
+}
+
+/* Rank 0's error reaches every process: its code, then its message. */
+static int share_status(const graph_request_t *r, int local)
+{
+    int code = local;
+    int rc = PMPI_Bcast(&code, 1, MPI_INT, 0, r->comm);
+    if (rc != MPI_SUCCESS || code == MPITOPO_SUCCESS)
+        return rc != MPI_SUCCESS ? rc : MPITOPO_SUCCESS;
+    return share_message(r, local, code);
 }
 
 /* Rank 0: displacements of the gathered triples, and room for them. */
@@ -348,7 +366,9 @@ static int root_map(const graph_request_t *r, const int *all, int64_t total, int
  * Gatherv of the triples), map there and scatter the roles: *role is the
  * caller's new rank. `counts` and `displs` are rank 0's arrays of size
  * ints, allocated before the agreement so that their failure is agreed on.
- * Every process must have the machine cached already (it is collective).
+ * Every process must have fetched the machine already (it is collective).
+ * The outcome of the mapping rides on the scatter: each process receives
+ * (its role, rank 0's code), and only on a failure does the message follow.
  */
 static int gather_and_map(const graph_request_t *r, const edge_list_t *e, int *counts, int *displs, int *role)
 {
@@ -359,7 +379,7 @@ static int gather_and_map(const graph_request_t *r, const edge_list_t *e, int *c
         return rc;
     if (r->rank == 0) {
         local = root_buffers(r, counts, displs, &all, &total);
-        roles = mpitopo__malloc_array((size_t)r->size, sizeof *roles);
+        roles = mpitopo__malloc_array((size_t)r->size * 2, sizeof *roles);
         if (local == MPITOPO_SUCCESS && !roles)
             local = MPITOPO_NOMEM("the new ranks");
     }
@@ -368,11 +388,21 @@ static int gather_and_map(const graph_request_t *r, const edge_list_t *e, int *c
     rc = PMPI_Gatherv(e->triple, 3 * e->n, MPI_INT, all, counts, displs, MPI_INT, 0, r->comm);
     if (rc != MPI_SUCCESS)
         goto out;
-    if (r->rank == 0)
+    if (r->rank == 0) {
         local = root_map(r, all, total, roles);
-    if ((rc = share_status(r, local)) != MPITOPO_SUCCESS)
+        /* (role, code) pairs, spread from the back so none is overwritten. */
+        for (int q = r->size - 1; q >= 0; q--) {
+            roles[2 * q] = local == MPITOPO_SUCCESS ? roles[q] : MPI_UNDEFINED;
+            roles[2 * q + 1] = local;
+        }
+    }
+    int mine[2];
+    if ((rc = PMPI_Scatter(roles, 2, MPI_INT, mine, 2, MPI_INT, 0, r->comm)) != MPI_SUCCESS)
         goto out;
-    rc = PMPI_Scatter(roles, 1, MPI_INT, role, 1, MPI_INT, 0, r->comm);
+    if (mine[1] != MPITOPO_SUCCESS)
+        rc = share_message(r, local, mine[1]);
+    else
+        *role = mine[0];
 out:
     mpitopo__free(all);
     mpitopo__free(roles);
@@ -521,10 +551,7 @@ static int dist_reorder(graph_request_t *r, int local, const edge_list_t *e, MPI
     }
     int rc = agree(r, local, NULL);
     if (rc == MPITOPO_SUCCESS && r->opt.reorder) {
-        const mpitopo_nodeinfo_t *ni;
-        const mpitopo_machine_t *m;
-        const int *leaf_of_rank;
-        rc = mpitopo__comm_machine_cached(r->comm, &ni, &m, &leaf_of_rank);
+        rc = fetch_machine(r);
         if (rc == MPITOPO_SUCCESS)
             rc = gather_and_map(r, e, counts, displs, &role);
         if (rc == MPITOPO_SUCCESS)
@@ -569,6 +596,9 @@ static int keep_keys(const graph_request_t *r, MPI_Info info, int rc, MPI_Comm *
     return rc;
 }
 
+/* mpitopo_dist_graph_create_adjacent (topology = 1) and its thin form
+ * mpitopo_dist_graph_reorder (topology = 0: the reordered communicator
+ * without the topology, or a duplicate of comm when reorder is off). */
 static int adjacent_impl(graph_request_t *r, int indegree, const int *sources, const int *sourceweights,
                          int outdegree, const int *destinations, const int *destweights, MPI_Info info,
                          int reorder, MPI_Comm *newcomm, int topology)
@@ -623,6 +653,8 @@ int mpitopo_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int so
                                                        destinations, destweights, info, reorder, newcomm, 1));
 }
 
+/* A thin form of mpitopo_dist_graph_create_adjacent: the same
+ * implementation, stopping at the reordered communicator (topology = 0). */
 int mpitopo_dist_graph_reorder(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
                                int outdegree, const int destinations[], const int destweights[], MPI_Info info,
                                int reorder, MPI_Comm *reordered)
@@ -698,7 +730,9 @@ static int check_graph(graph_request_t *r, int nnodes, const int *index, const i
 /* My role in the mapped graph (every process maps it itself). */
 static int graph_role(graph_request_t *r, const int *index, const int *edges, int *role)
 {
-    int nedges = index[r->nroles - 1], rc;
+    int nedges = index[r->nroles - 1], rc = fetch_machine(r);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
     int *src = mpitopo__malloc_array((size_t)nedges + 1, sizeof *src);
     mpitopo_pattern_t *pattern = NULL;
     if (!src)

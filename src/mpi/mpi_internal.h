@@ -68,6 +68,15 @@ int mpitopo__emulated_leaf(MPI_Comm comm, const mpitopo_machine_t **machine, int
 int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
                                  const mpitopo_machine_t **machine, const int **leaf_of_rank);
 
+/* mpitopo_comm_nodeinfo without its error conversion (nodeinfo.c), and the
+ * machine cached beside the node information: what comm_machine.c builds
+ * and caches with mpitopo__nodeinfo_set_machine (the cache takes both). */
+int mpitopo__comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info);
+void mpitopo__nodeinfo_machine(const mpitopo_nodeinfo_t *info, const mpitopo_machine_t **machine,
+                               const int **leaf_of_rank);
+void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machine_t *machine,
+                                   int *leaf_of_rank);
+
 /* Whether collective arguments are compared across processes
  * (MPITOPO_CHECK_ARGS, read once; default on without NDEBUG). */
 int mpitopo__check_args(void);

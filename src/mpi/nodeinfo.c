@@ -22,7 +22,7 @@
 typedef struct nodeinfo_entry {
     int refs; /* attachments that share it */
     mpitopo_nodeinfo_t info;                /* first member: see entry_of */
-    mpitopo_machine_t *machine;             /* mpitopo_comm_machine, once asked for */
+    mpitopo_machine_t *machine;             /* comm_machine.c, once asked for */
     int *leaf_of_rank;
 } nodeinfo_entry_t;
 
@@ -284,7 +284,7 @@ static int create(MPI_Comm comm, int keyval, const mpitopo_nodeinfo_t **info)
     return MPITOPO_SUCCESS;
 }
 
-static int comm_nodeinfo_impl(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
+int mpitopo__comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 {
     if (!info)
         return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_nodeinfo", "info = NULL");
@@ -314,7 +314,7 @@ static int comm_nodeinfo_impl(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 
 int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 {
-    return mpitopo__mpi_result(__func__, comm_nodeinfo_impl(comm, info));
+    return mpitopo__mpi_result(__func__, mpitopo__comm_nodeinfo(comm, info));
 }
 
 /* The entry holding a cached nodeinfo (info is its first member). */
@@ -323,46 +323,35 @@ static nodeinfo_entry_t *entry_of(const mpitopo_nodeinfo_t *info)
     return (nodeinfo_entry_t *)(void *)((char *)info - offsetof(nodeinfo_entry_t, info));
 }
 
-/* Duplicates share the entry, and their ranks are in the same order, so
- * one machine serves them all. The first call is collective over comm; a
- * failure leaves nothing cached, on every process alike. */
-int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
-                                 const mpitopo_machine_t **machine, const int **leaf_of_rank)
+/* The machine cached beside comm's node information (comm_machine.c builds
+ * it): NULLs until it is set. Duplicates share the entry, and their ranks
+ * are in the same order, so one machine serves them all. */
+void mpitopo__nodeinfo_machine(const mpitopo_nodeinfo_t *info, const mpitopo_machine_t **machine,
+                               const int **leaf_of_rank)
 {
-    int rc = comm_nodeinfo_impl(comm, info), size;
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    nodeinfo_entry_t *e = entry_of(*info);
+    nodeinfo_entry_t *e = entry_of(info);
     pthread_mutex_lock(&cache_lock);
-    int cached = e->machine != NULL;
-    pthread_mutex_unlock(&cache_lock);
-    if (!cached) {
-        mpitopo_machine_t *m = NULL;
-        if ((rc = PMPI_Comm_size(comm, &size)) != MPI_SUCCESS)
-            return rc;
-        int *leaves = mpitopo__malloc_array((size_t)size, sizeof *leaves);
-        /* Agree on the allocation first, so nobody waits in a collective
-         * that an out-of-memory process skips. */
-        int mine = leaves != NULL, all = mine;
-        if ((rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm)) == MPI_SUCCESS && !all)
-            rc = mine ? mpitopo__error_at(MPITOPO_ERR_NOMEM, "mpitopo_comm_machine",
-                                          "another process of comm ran out of memory")
-                      : MPITOPO_NOMEM("the leaf of every rank");
-        if (rc != MPITOPO_SUCCESS) {
-            mpitopo__free(leaves);
-            return rc;
-        }
-        rc = mpitopo_comm_machine(comm, &m, leaves);
-        if (rc != MPITOPO_SUCCESS) {
-            mpitopo__free(leaves);
-            return rc;
-        }
-        pthread_mutex_lock(&cache_lock);
-        e->machine = m;
-        e->leaf_of_rank = leaves;
-        pthread_mutex_unlock(&cache_lock);
-    }
     *machine = e->machine;
     *leaf_of_rank = e->leaf_of_rank;
-    return MPITOPO_SUCCESS;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* Cache a machine that comm_machine.c built (the entry takes both); a
+ * machine cached meanwhile by another thread is kept and the new one
+ * freed. */
+void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machine_t *machine,
+                                   int *leaf_of_rank)
+{
+    nodeinfo_entry_t *e = entry_of(info);
+    pthread_mutex_lock(&cache_lock);
+    int first = e->machine == NULL;
+    if (first) {
+        e->machine = machine;
+        e->leaf_of_rank = leaf_of_rank;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    if (!first) {
+        mpitopo_machine_destroy(&machine);
+        mpitopo__free(leaf_of_rank);
+    }
 }
