@@ -15,21 +15,27 @@
  *     fparams: those of the Fortran subroutine (every argument by
  *       reference; ierror, and the request and info, are added);
  *       fargs: their names.
- * MPITOPO_NBR_UNPAREN(params) is the list without its parentheses.
+ * MPITOPO_NBR_UNPAREN params is the list without its parentheses;
+ * MPITOPO_NBR_CALL expands the shared argument lists of allgather and
+ * alltoall (MPITOPO_NBR_FIXED) before X sees them.
  */
 #ifndef MPITOPO_COLL_NBR_OPS_H
 #define MPITOPO_COLL_NBR_OPS_H
 
 #define MPITOPO_NBR_UNPAREN(...) __VA_ARGS__
+#define MPITOPO_NBR_CALL(X, ...) X(__VA_ARGS__)
+
+/* The arguments of allgather and alltoall (one block each way). */
+#define MPITOPO_NBR_FIXED                                                                       \
+    (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,   \
+     MPI_Datatype recvtype, MPI_Comm comm),                                                     \
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),                     \
+        (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,            \
+         MPI_Fint *comm),                                                                       \
+        (sb, sc, st, rb, rc, rt, comm)
 
 #define MPITOPO_NBR_OPS(X)                                                                      \
-    X(allgather, ALLGATHER,                                                                     \
-      (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
-       MPI_Datatype recvtype, MPI_Comm comm),                                                   \
-      (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),                       \
-      (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,              \
-       MPI_Fint *comm),                                                                         \
-      (sb, sc, st, rb, rc, rt, comm))                                                           \
+    MPITOPO_NBR_CALL(X, allgather, ALLGATHER, MPITOPO_NBR_FIXED)                                \
     X(allgatherv, ALLGATHERV,                                                                   \
       (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                \
        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm),       \
@@ -37,13 +43,7 @@
       (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rcs, MPI_Fint *d,              \
        MPI_Fint *rt, MPI_Fint *comm),                                                           \
       (sb, sc, st, rb, rcs, d, rt, comm))                                                       \
-    X(alltoall, ALLTOALL,                                                                       \
-      (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, \
-       MPI_Datatype recvtype, MPI_Comm comm),                                                   \
-      (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),                       \
-      (void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,              \
-       MPI_Fint *comm),                                                                         \
-      (sb, sc, st, rb, rc, rt, comm))                                                           \
+    MPITOPO_NBR_CALL(X, alltoall, ALLTOALL, MPITOPO_NBR_FIXED)                                  \
     X(alltoallv, ALLTOALLV,                                                                     \
       (const void *sendbuf, const int sendcounts[], const int sdispls[],                        \
        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],       \
