@@ -154,12 +154,59 @@ static void list_del(mpitopo_request_t r)
     pthread_mutex_unlock(&active_lock);
 }
 
+/* How long a failed round's pending receives may take to arrive. */
+#define DRAIN_SECONDS 2.0
+
+/*
+ * Messages still pending when a request stops (a round failed: one
+ * message's error ends MPI_Waitall with the others pending). A receive
+ * left posted would write into the caller's buffer after the call
+ * returned (the sanitizer build caught one writing into memory freed
+ * meanwhile); cancelled at once, its message would arrive unmatched and
+ * spoil the next operation on the communicator. So the receives are given
+ * DRAIN_SECONDS to complete (their senders posted them in the same round),
+ * then the rest are cancelled; both end before the call returns. A send
+ * only reads, and waiting for it could hang when its receiver failed: it
+ * is freed.
+ */
+static void drain(mpitopo_request_t r, int n)
+{
+    int first = r->round < r->nrounds ? r->round_start[r->round] : 0, pending = 0, done = 0;
+    for (int i = 0; i < n; i++) {
+        if (r->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        int kind = first + i < r->nops ? r->ops[first + i].kind : MPITOPO__OP_SEND;
+        if (kind == MPITOPO__OP_RECV || kind == MPITOPO__OP_RECV_ANY)
+            pending++;
+        else
+            PMPI_Request_free(&r->reqs[i]);
+    }
+    /* One at a time: a receive that fails (truncated too) is complete. */
+    for (double t0 = PMPI_Wtime(); pending > done && PMPI_Wtime() - t0 < DRAIN_SECONDS; sched_yield())
+        for (int i = 0; i < n; i++) {
+            int flag = 0;
+            if (r->reqs[i] != MPI_REQUEST_NULL && PMPI_Test(&r->reqs[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                flag = 1;
+            if (flag && r->reqs[i] != MPI_REQUEST_NULL)
+                PMPI_Request_free(&r->reqs[i]); /* failed, complete: not freed by MPI_Test */
+            done += flag;
+        }
+    for (int i = 0; i < n; i++)
+        if (r->reqs[i] != MPI_REQUEST_NULL) {
+            PMPI_Cancel(&r->reqs[i]);
+            PMPI_Wait(&r->reqs[i], MPI_STATUS_IGNORE);
+        }
+}
+
 static void deactivate(mpitopo_request_t r)
 {
     list_del(r);
+    int n = 0;
     for (int i = 0; i < r->nops; i++)
         if (r->reqs[i] != MPI_REQUEST_NULL)
-            PMPI_Request_free(&r->reqs[i]);
+            n = i + 1;
+    if (n > 0)
+        drain(r, n);
     dequeue(r);
     r->active = 0;
 }
