@@ -179,9 +179,14 @@ MPITOPO_API int mpitopo_emulation(int world_rank, int world_size, const mpitopo_
  * @verbatim
    mpitopo: cart 128x128 on 1024 nodes x 16: off-node partners avg 2.12 -> 1.00
    @endverbatim
- * With MPITOPO_CHECK_ARGS=1 (default in debug builds) the arguments are
- * compared across processes and a difference is reported with the rank,
- * the argument and both values.
+ * Every creation starts with one small allreduce that agrees on whether
+ * every process's arguments are valid and the same (ndims, dims, periods,
+ * reorder, stencil, info values): a process with bad arguments makes every
+ * process return its error (the others name it), and a difference is
+ * reported on every process with the first process that differs from
+ * process 0, the argument and both values; nobody is left waiting. With
+ * MPITOPO_CHECK_ARGS=1 (default in debug builds) the arguments are also
+ * compared in full (not by hash) when they agree.
  * @param[in] comm the communicator: an intracommunicator without a topology
  * @param[in] ndims number of dimensions, 0..#MPITOPO_MAX_DIMS
  * @param[in] dims ndims sizes, each >= 1, prod(dims) <= size of comm
@@ -195,7 +200,6 @@ MPITOPO_API int mpitopo_emulation(int world_rank, int world_size, const mpitopo_
  *         intercommunicator or MPI_COMM_NULL, or a communicator that already
  *         has a topology
  * @retval MPITOPO_ERR_MISMATCH arguments that differ between processes
- *         (when checked)
  * @retval MPITOPO_ERR_* errors of mpitopo_comm_machine()
  * @mpierr
  * @collective{comm} Every process returns the error.
@@ -228,6 +232,9 @@ MPITOPO_API int mpitopo_cart_create(MPI_Comm comm, int ndims, const int dims[], 
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_* as mpitopo_cart_create()
  * @retval MPITOPO_ERR_PARSE also a bad stencil or info value (the message names it)
+ * @retval MPITOPO_ERR_ARG also a Moore or star stencil of more than
+ *         1,048,576 offsets (the limit of every stencil, as in
+ *         mpitopo_cart_stencil_create()), an info value of 256 characters or more
  * @mpierr
  * @collective{comm} Every process returns the error.
  */
@@ -326,9 +333,11 @@ MPITOPO_API int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
    mpitopo: dist_graph 64 ranks, 128 edges on 8 nodes x 8 (tree, bytes):
             off-node weight 96 -> 16, cost 1.2e+04 -> 4.1e+03
    @endverbatim
- * With MPITOPO_CHECK_ARGS=1 (default in debug builds) reorder, the info
- * values and (graph_create) the graph are compared across processes and a
- * difference is reported with the rank.
+ * Every constructor starts with one small allreduce that agrees on
+ * whether every process's arguments are valid and on reorder, the info
+ * values and (graph_create) the graph (hashed): a difference is reported
+ * on every process, naming the first process that differs from process 0
+ * and the argument.
  *
  * Errors: every process returns one; the process whose input is wrong has
  * the precise message, the others name that process.
@@ -350,7 +359,9 @@ MPITOPO_API int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
  * @param[in] destweights outdegree weights >= 0, MPI_UNWEIGHTED or
  *            MPI_WEIGHTS_EMPTY
  * @param[in] info MPI_INFO_NULL or the keys mpitopo_weights,
- *            mpitopo_mapper, mpitopo_reorder (passed on to MPI)
+ *            mpitopo_mapper, mpitopo_reorder (passed on to MPI; its
+ *            mpitopo_ keys are also kept on the result with
+ *            mpitopo_comm_set_info(), as MPICH drops them)
  * @param[in] reorder non-zero: renumber the processes
  * @param[out] newcomm the new dist-graph communicator; free it with
  *             MPI_Comm_free
@@ -361,7 +372,7 @@ MPITOPO_API int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims);
  *         intercommunicator
  * @retval MPITOPO_ERR_MISMATCH weights given on some processes and
  *         MPI_UNWEIGHTED on others (the message names one of each), and
- *         arguments differing between processes (when checked)
+ *         arguments differing between processes
  * @retval MPITOPO_ERR_PARSE a bad info value
  * @retval MPITOPO_ERR_* errors of mpitopo_comm_machine()
  * @mpierr
@@ -418,7 +429,7 @@ MPITOPO_API int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int source
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_ARG nnodes out of [0, size], NULL arrays, a decreasing
  *         index, an edge out of range
- * @retval MPITOPO_ERR_MISMATCH a graph differing between processes (when checked)
+ * @retval MPITOPO_ERR_MISMATCH a graph differing between processes
  * @retval MPITOPO_ERR_* as mpitopo_dist_graph_create_adjacent()
  * @mpierr
  * @collective{comm} Every process returns the error.
