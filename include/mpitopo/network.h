@@ -1,0 +1,281 @@
+#ifndef MPITOPO_NETWORK_H
+#define MPITOPO_NETWORK_H
+#ifndef MPITOPO_INSIDE_H_
+#error Please include <mpitopo.h> instead of <mpitopo/network.h>
+#endif
+
+#include <mpitopo/export.h>
+#include <mpitopo/pattern.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @defgroup mpitopo_network Networks: links, routes and congestion
+ * @ingroup mpitopo
+ * @brief Networks above the nodes: end nodes, switches, directed channels
+ * with capacities, static routes, and the congestion metrics of a mapping.
+ *
+ * A network has nnodes end nodes (numbered 0..nnodes-1), switches, and
+ * directed channels (numbered 0..nchannels-1): every physical link is two
+ * channels, one each way. The route of an ordered pair of end nodes is the
+ * sequence of channels its traffic crosses; the routes of the regular
+ * topologies are computed on demand, in O(route length), with no table.
+ *
+ * Descriptions (mpitopo_network_from_string()), each optionally followed by
+ * ":cap=X", the capacity of every channel (default 1):
+ *  - "torus:4x4x4", "mesh:3x5": direct networks of any dimension (up to
+ *    #MPITOPO_MAX_DIMS); the end nodes are the routers, node i sits at the
+ *    row-major coordinates of i (last coordinate fastest). Dimension-order
+ *    routing, dimension 0 first; in a torus dimension the shorter way round,
+ *    on a tie the + direction. A torus dimension of size 2 has both its +
+ *    and its wrap-around - link; a dimension of size 1 has none.
+ *  - "fattree:H;m1,..,mH;w1,..,wH;p1,..,pH" with an optional ":nodes=N":
+ *    a parallel-ports generalised fat tree (PGFT, the parameters of
+ *    SimGrid's fat-tree): H levels of switches; a switch of level l has m_l
+ *    children, every vertex of level l-1 has w_l parents, joined by p_l
+ *    parallel links each. The m1*..*mH end nodes (or the first N of them:
+ *    the switches with no node below are left out) are numbered with the
+ *    lowest level fastest. Oversubscription is m_l against w_(l+1)*p_(l+1).
+ *    Routing is d-mod-k (as OpenSM's ftree): the traffic to node d goes up
+ *    from level l-1 through up-port u = (d / prod over j < l of w_j*p_j) mod
+ *    (w_l*p_l), to parent u mod w_l over parallel link u / w_l, up to the
+ *    lowest common ancestor level, then down over the same parallel links.
+ *  - "ktree:K,N": the K-ary N-tree, fattree:N;K,..,K;1,K,..,K;1,..,1.
+ *  - "dragonfly:P,A,H" or "dragonfly:P,A,H,G": G groups (default and at
+ *    most A*H+1) of A routers, all-to-all inside a group, with P nodes and
+ *    H global ports each; exactly one global link between every two groups,
+ *    group i's t-th link (t = 0..G-2, leaving its router t / H) going to
+ *    group t when t < i, else t+1. Minimal routing: to the router of the
+ *    group holding the link to the destination's group, across it, then to
+ *    the destination's router (at most 5 channels, counting the node links).
+ *  - "gpc": the QDR partition of SciNet's GPC, a 5:1 blocking fat tree:
+ *    103 leaf switches of 30 nodes, each with 3 links to a line switch
+ *    in each of two core switches, a core being 18 line switches (6 leaves
+ *    each, the last one 1) with 2 links to each of 9 spines:
+ *    fattree:3;30,6,18;1,2,9;1,3,2:nodes=3090.
+ *
+ * Metrics of a mapping (thesis 3.2.3), over the traffic (bytes) between
+ * processes on different end nodes; a channel's congestion is its load
+ * divided by its capacity:
+ *  - hop_bytes: sum over communicating ordered pairs of bytes * hops;
+ *  - dilation: sum of the hops of every communicating ordered pair (bytes > 0);
+ *  - max_congestion (MC): the largest congestion of any channel;
+ *  - nzca: the average congestion over the channels that carry traffic;
+ *  - nzcv: the population variance of the congestion over those channels;
+ *  - hybrid: w1*hop_bytes + w2*max_congestion + w3*nzca + w4*nzcv, weights
+ *    (1,1,1,1) by default; normalised, each term is divided by the same
+ *    metric of a reference mapping (a term whose reference is 0 is left as
+ *    it is).
+ *
+ * The functions of this page make no MPI call.
+ * @threadsafe On distinct objects, and for concurrent queries of one network.
+ * @{
+ */
+
+/** @brief A network (opaque): made by mpitopo_network_from_string(),
+ * released by mpitopo_network_destroy(). */
+typedef struct mpitopo_network mpitopo_network_t;
+
+/** @brief The channel loads of a partial mapping (opaque), updated one
+ * process at a time: made by mpitopo_network_load_create(), released by
+ * mpitopo_network_load_destroy(). */
+typedef struct mpitopo_network_load mpitopo_network_load_t;
+
+/** @brief The network metrics of a mapping (see the topic's description). */
+typedef struct mpitopo_network_metrics {
+    double hop_bytes;       /**< sum of bytes * hops */
+    double dilation;        /**< sum of hops over the communicating pairs */
+    double max_congestion;  /**< MC: the largest load / capacity */
+    double nzca;            /**< average congestion over the loaded channels */
+    double nzcv;            /**< population variance of that congestion */
+    double hybrid;          /**< the weighted sum of the four above */
+    int64_t busy_channels;  /**< number of channels with a non-zero load */
+} mpitopo_network_metrics_t;
+
+/**
+ * @brief A network from a description ("torus:4x4x4", "mesh:3x5",
+ * "fattree:2;4,4;1,4;1,1", "ktree:4,3", "dragonfly:2,4,2", "gpc", each
+ * optionally followed by
+ * ":cap=X").
+ * @param[in] desc the description (see the topic's description)
+ * @param[out] network the new network, owned by the caller; NULL on error
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_PARSE a malformed description (the message names the
+ *         parameter and its value)
+ * @retval MPITOPO_ERR_RANGE a parameter out of range: a size < 1, more than
+ *         2^31-1 nodes or switches, a capacity not positive and finite
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t **network);
+
+/**
+ * @brief Release a network and set the handle to NULL.
+ * @param[in,out] network the handle; NULL, or a handle to NULL, is accepted
+ */
+MPITOPO_API void mpitopo_network_destroy(mpitopo_network_t **network);
+
+/**
+ * @brief The sizes of a network.
+ * @param[in] network the network
+ * @param[out] nnodes its number of end nodes (or NULL)
+ * @param[out] nchannels its number of directed channels (or NULL)
+ * @param[out] max_route the length of its longest route, in channels (or NULL)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL network
+ */
+MPITOPO_API int mpitopo_network_size(const mpitopo_network_t *network, int *nnodes,
+                                     int64_t *nchannels, int *max_route);
+
+/**
+ * @brief The route from end node src to end node dst, in O(its length).
+ * @param[in] network the network
+ * @param[in] src the source node, in [0, nnodes)
+ * @param[in] dst the destination node, in [0, nnodes)
+ * @param[in] maxlen room in channels, at least the route's length (the
+ *            max_route of mpitopo_network_size() always suffices)
+ * @param[out] channels the channels crossed, in order (none when src = dst)
+ * @param[out] len the number of channels written
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_RANGE a node out of range, maxlen too small
+ */
+MPITOPO_API int mpitopo_network_route(const mpitopo_network_t *network, int src, int dst,
+                                      int maxlen, int64_t *channels, int *len);
+
+/**
+ * @brief The capacity and name of a channel ("n5->n6 d0+" in a torus or
+ * mesh; "n5->s1.0", "s2.3->s1.7#1" in a fat tree, where s2.3 is switch 3
+ * of level 2 and #1 the parallel link; "r0.1->r2.0 global" in a dragonfly,
+ * where r0.1 is router 1 of group 0).
+ * @param[in] network the network
+ * @param[in] channel the channel, in [0, nchannels)
+ * @param[out] capacity its capacity (or NULL)
+ * @param[out] name its name, truncated to size bytes with the terminating
+ *             NUL (or NULL)
+ * @param[in] size room in name
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL network
+ * @retval MPITOPO_ERR_RANGE channel out of range
+ */
+MPITOPO_API int mpitopo_network_channel(const mpitopo_network_t *network, int64_t channel,
+                                        double *capacity, char *name, size_t size);
+
+/**
+ * @brief An empty load structure: no process placed, every channel at 0.
+ *
+ * It keeps the pattern's in-edges (O(nprocs + edges)) and one load per
+ * channel; the network and the pattern must outlive it.
+ * @param[in] network the network
+ * @param[in] pattern the pattern; its byte weights are the traffic
+ * @param[out] load the new structure, owned by the caller; NULL on error
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_network_load_create(const mpitopo_network_t *network,
+                                            const mpitopo_pattern_t *pattern,
+                                            mpitopo_network_load_t **load);
+
+/**
+ * @brief Place a process on an end node, adding its traffic with every
+ * process already placed: O(its edges * route length).
+ * @param[in,out] load the load structure
+ * @param[in] proc the process, in [0, nprocs), not placed
+ * @param[in] node its end node, in [0, nnodes)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL load, proc already placed
+ * @retval MPITOPO_ERR_RANGE proc or node out of range
+ */
+MPITOPO_API int mpitopo_network_load_place(mpitopo_network_load_t *load, int proc, int node);
+
+/**
+ * @brief Remove a placed process and its traffic: O(its edges * route length).
+ * @param[in,out] load the load structure
+ * @param[in] proc the process, placed
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL load, proc not placed
+ * @retval MPITOPO_ERR_RANGE proc out of range
+ */
+MPITOPO_API int mpitopo_network_load_unplace(mpitopo_network_load_t *load, int proc);
+
+/**
+ * @brief The load (bytes) of one channel.
+ * @param[in] load the load structure
+ * @param[in] channel the channel, in [0, nchannels)
+ * @param[out] bytes its load
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_RANGE channel out of range
+ */
+MPITOPO_API int mpitopo_network_load_channel(const mpitopo_network_load_t *load, int64_t channel,
+                                             double *bytes);
+
+/**
+ * @brief The metrics of the processes placed so far, in O(nchannels).
+ * @param[in] load the load structure
+ * @param[in] weights the 4 weights of the hybrid metric, or NULL for (1,1,1,1)
+ * @param[in] reference the metrics that normalise the hybrid metric, or NULL
+ *            for none
+ * @param[out] metrics the metrics
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL load or metrics, a weight not finite
+ */
+MPITOPO_API int mpitopo_network_load_metrics(const mpitopo_network_load_t *load,
+                                             const double *weights,
+                                             const mpitopo_network_metrics_t *reference,
+                                             mpitopo_network_metrics_t *metrics);
+
+/**
+ * @brief The most congested channels, most congested first (ties by
+ * channel number); only channels with a non-zero load.
+ * @param[in] load the load structure
+ * @param[in] k the most channels wanted, >= 0
+ * @param[out] channels room for k channels
+ * @param[out] congestion room for k congestions (or NULL)
+ * @param[out] count the number written, <= k
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers, k < 0
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_network_load_top(const mpitopo_network_load_t *load, int k,
+                                         int64_t *channels, double *congestion, int *count);
+
+/**
+ * @brief Release a load structure and set the handle to NULL.
+ * @param[in,out] load the handle; NULL, or a handle to NULL, is accepted
+ */
+MPITOPO_API void mpitopo_network_load_destroy(mpitopo_network_load_t **load);
+
+/**
+ * @brief The metrics of a whole mapping: every process placed on
+ * mapping[proc], in O(edges * route length + nchannels).
+ * @param[in] network the network
+ * @param[in] pattern the pattern; its byte weights are the traffic
+ * @param[in] mapping nprocs end nodes, in [0, nnodes)
+ * @param[in] weights the 4 weights of the hybrid metric, or NULL for (1,1,1,1)
+ * @param[in] reference the metrics that normalise the hybrid metric, or NULL
+ * @param[out] metrics the metrics
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers, a weight not finite
+ * @retval MPITOPO_ERR_RANGE a node out of range (the message names the process)
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_network_evaluate(const mpitopo_network_t *network,
+                                         const mpitopo_pattern_t *pattern, const int *mapping,
+                                         const double *weights,
+                                         const mpitopo_network_metrics_t *reference,
+                                         mpitopo_network_metrics_t *metrics);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPITOPO_NETWORK_H */

@@ -1,0 +1,51 @@
+/* Internal layout of a network: the regular topologies are described by a
+ * few numbers, from which routes and channel names are computed on demand. */
+#ifndef MPITOPO_NETWORK_INTERNAL_H
+#define MPITOPO_NETWORK_INTERNAL_H
+
+#include "core/internal.h"
+#include <mpitopo/network.h>
+
+/* Most levels of switches in a fat tree. */
+#define MPITOPO_NET_MAX_LEVELS 16
+
+enum mpitopo__net_kind { MPITOPO__NET_GRID = 0, MPITOPO__NET_FATTREE = 1, MPITOPO__NET_DRAGONFLY = 2 };
+
+struct mpitopo_network {
+    int kind;
+    int nnodes;
+    int64_t nchannels;
+    int max_route;
+    double capacity; /* of every channel */
+    /* torus and mesh: dims, row-major strides; the channels of dimension d,
+     * direction s (0 = +, 1 = -) are [chbase[d][s], chbase[d][s] + chcount[d][s]). */
+    int ndims;
+    int torus;
+    int dims[MPITOPO_MAX_DIMS];
+    int64_t stride[MPITOPO_MAX_DIMS];
+    int64_t chbase[MPITOPO_MAX_DIMS][2];
+    int64_t chcount[MPITOPO_MAX_DIMS][2];
+    /* fat tree (PGFT), levels 1..h (index 0 unused for m, w, p):
+     * M[l] = m1*..*ml, W[l] = w1*..*wl, P[l] = w1*p1*..*wl*pl (M, W, P[0] = 1);
+     * nvert[l]: vertices present at level l (0: the end nodes);
+     * the up channels of layer l (level l-1 to l) start at upbase[l], its
+     * down channels at downbase[l], nvert[l-1]*w_l*p_l of each. */
+    int h;
+    int64_t m[MPITOPO_NET_MAX_LEVELS + 1], w[MPITOPO_NET_MAX_LEVELS + 1],
+        p[MPITOPO_NET_MAX_LEVELS + 1];
+    int64_t M[MPITOPO_NET_MAX_LEVELS + 1], W[MPITOPO_NET_MAX_LEVELS + 1],
+        P[MPITOPO_NET_MAX_LEVELS + 1];
+    int64_t nvert[MPITOPO_NET_MAX_LEVELS + 1];
+    int64_t upbase[MPITOPO_NET_MAX_LEVELS + 1], downbase[MPITOPO_NET_MAX_LEVELS + 1];
+    /* dragonfly: df_p nodes per router, df_a routers per group, df_h global
+     * ports per router, df_g groups; channels: node up [0, N), node down
+     * [N, 2N), local from df_lbase (a*(a-1) per group), global from
+     * df_gbase (g-1 per group: the t-th leaves router t / h). */
+    int64_t df_p, df_a, df_h, df_g, df_lbase, df_gbase;
+};
+
+/* The route of src -> dst (valid, distinct or equal) into ch, which has
+ * room for net->max_route channels; returns its length. */
+int mpitopo__network_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
+
+#endif /* MPITOPO_NETWORK_INTERNAL_H */
