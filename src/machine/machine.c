@@ -104,10 +104,10 @@ static mpitopo_machine_t *machine_new(int nlevels, int nleaves, const int *nunit
         m->unit[l] = mpitopo__malloc_array((size_t)nleaves, sizeof(int));
         m->first[l] = mpitopo__malloc_array((size_t)nunits[l] + 1, sizeof(int));
         if (!m->unit[l] || !m->first[l])
-            goto fail;
+            goto cleanup;
     }
     return m;
-fail:
+cleanup:
     mpitopo_machine_destroy(&m);
     return NULL;
 }
@@ -559,16 +559,16 @@ int mpitopo_machine_from_paths(int nlevels, const char *const *names, const doub
     part = mpitopo__malloc((size_t)nentries);
     if (!order || !spare || !part) {
         rc = MPITOPO_NOMEM("the sorted entries");
-        goto out;
+        goto cleanup;
     }
     sorted = sort_entries(paths, nentries, nlevels, order, spare);
     rc = find_units(paths, sorted, nentries, nlevels, part, nunits);
     if (rc)
-        goto out;
+        goto cleanup;
     m = machine_new(nlevels, nentries, nunits);
     if (!m) {
         rc = MPITOPO_NOMEM("the layout of the machine");
-        goto out;
+        goto cleanup;
     }
     machine_set_levels(m, names, costs);
     fill_from_parts(m, part);
@@ -577,7 +577,7 @@ int mpitopo_machine_from_paths(int nlevels, const char *const *names, const doub
             leaf_of_entry[sorted[k]] = k;
     *machine = m;
     m = NULL;
-out:
+cleanup:
     mpitopo__free(order);
     mpitopo__free(spare);
     mpitopo__free(part);

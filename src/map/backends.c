@@ -137,21 +137,21 @@ int mpitopo__bk_graph_build(const mpitopo_pattern_t *pattern, mpitopo_weight_t w
         return MPITOPO_NOMEM("the arc offsets");
     int rc = count_arcs(pattern, off);
     if (rc != MPITOPO_SUCCESS)
-        goto done;
+        goto cleanup;
     size_t narcs = off[n] > 0 ? (size_t)off[n] : 1;
     g->xadj = mpitopo__malloc_array((size_t)n + 1, sizeof *g->xadj);
     g->adj = mpitopo__malloc_array(narcs, sizeof *g->adj);
     w = mpitopo__malloc_array(narcs, sizeof *w);
     if (!g->xadj || !g->adj || !w) {
         rc = MPITOPO_NOMEM("the symmetrised graph");
-        goto done;
+        goto cleanup;
     }
     if ((rc = gather_arcs(pattern, weight, off, g->adj, w)) != MPITOPO_SUCCESS)
-        goto done;
+        goto cleanup;
     if ((rc = merge_rows(n, off, g->adj, w, g->xadj)) != MPITOPO_SUCCESS)
-        goto done;
+        goto cleanup;
     rc = integer_weights(g, w, budget);
-done:
+cleanup:
     mpitopo__free(off);
     mpitopo__free(w);
     if (rc != MPITOPO_SUCCESS)
@@ -304,14 +304,14 @@ int mpitopo__bk_repair_level(const mpitopo_machine_t *m, const mpitopo__bk_graph
     int rc = MPITOPO_SUCCESS;
     if (!r.count || !r.cursor || !r.acc || !r.touched) {
         rc = MPITOPO_NOMEM("the repair counters");
-        goto done;
+        goto cleanup;
     }
     for (int par = 0; par < nparents; par++)
         r.cursor[par] = level == 0 ? 0 : m->unit[level][m->first[level - 1][par]];
     for (int p = 0; p < nprocs; p++)
         r.count[unit_of(&r, p)]++;
     rc = repair_pass(&r);
-done:
+cleanup:
     mpitopo__free(r.count);
     mpitopo__free(r.cursor);
     mpitopo__free(r.acc);

@@ -142,7 +142,7 @@ static int split_level(metis_map_t *mm)
     int rc = MPITOPO_SUCCESS;
     if (!start || !members) {
         rc = MPITOPO_NOMEM("the process groups");
-        goto done;
+        goto cleanup;
     }
     for (int p = 0; p < n; p++)
         start[(l == 0 ? 0 : mm->m->unit[l - 1][mm->leaf[p]]) + 1]++;
@@ -159,7 +159,7 @@ static int split_level(metis_map_t *mm)
         if (gr.nmembers > 0)
             rc = split_group(mm, &gr);
     }
-done:
+cleanup:
     mpitopo__free(start);
     mpitopo__free(members);
     return rc;

@@ -192,11 +192,11 @@ static int run_map(const mpitopo__bk_graph_t *g, const SCOTCH_Arch *arch, uint64
     int have_strat = SCOTCH_stratInit(&strat) == 0, have_ctx = SCOTCH_contextInit(&ctx) == 0;
     if (!have_graph || !have_bound || !have_strat || !have_ctx) {
         rc = scotch_failed("initialisation");
-        goto done;
+        goto cleanup;
     }
     if (SCOTCH_graphBuild(&graph, 0, g->n, g->xadj, NULL, NULL, NULL, g->xadj[g->n], g->adj, g->wgt) != 0) {
         rc = scotch_failed("SCOTCH_graphBuild");
-        goto done;
+        goto cleanup;
     }
     SCOTCH_contextRandomClone(&ctx);
     SCOTCH_contextRandomSeed(&ctx, (SCOTCH_Num)(seed % (uint64_t)SCOTCH_NUMMAX));
@@ -208,19 +208,19 @@ static int run_map(const mpitopo__bk_graph_t *g, const SCOTCH_Arch *arch, uint64
     if (SCOTCH_contextThreadSpawn(&ctx, 1, NULL) != 0 ||
         SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0) {
         rc = scotch_failed("the Scotch context");
-        goto done;
+        goto cleanup;
     }
     if (SCOTCH_contextBindGraph(&ctx, &graph, &bound) != 0) {
         rc = scotch_failed("SCOTCH_contextBindGraph");
-        goto done;
+        goto cleanup;
     }
     if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATDEFAULT, g->n, 0.01) != 0) {
         rc = scotch_failed("SCOTCH_stratGraphMapBuild");
-        goto done;
+        goto cleanup;
     }
     if (SCOTCH_graphMap(&bound, arch, &strat, part) != 0)
         rc = scotch_failed("SCOTCH_graphMap");
-done:
+cleanup:
     if (have_bound)
         SCOTCH_graphExit(&bound);
     if (have_ctx)

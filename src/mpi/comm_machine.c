@@ -243,7 +243,7 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
     char *shared = mpitopo__calloc((size_t)ni->nnodes, 1);
     if (!paths || !shared) {
         rc = MPITOPO_NOMEM("the paths of the processes");
-        goto out;
+        goto cleanup;
     }
     if (L->emu)
         mpitopo_machine_node_level(L->emu, &node_level);
@@ -263,7 +263,7 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
     for (int l = 0; emu_costs && l < nlevels; l++)
         mpitopo_machine_level(L->emu, l, NULL, &costs[l], NULL, NULL, NULL);
     if (!L->emu && all_bound && (rc = shared_cores(L, size, ni->nnodes, all, shared)) != 0)
-        goto out;
+        goto cleanup;
     for (int i = 0; i < size; i++) {
         const int *r = all + (size_t)i * L->width;
         int *p = paths + (size_t)i * nlevels, local_rank = r[L->width - 1];
@@ -277,7 +277,7 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
     }
     rc = mpitopo_machine_from_paths(nlevels, names, emu_costs ? costs : NULL, size, paths, machine,
                                     leaf_of_rank);
-out:
+cleanup:
     mpitopo__free(paths);
     mpitopo__free(shared);
     return rc;

@@ -215,7 +215,7 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
     int *role_of_leaf = mpitopo__malloc_array((size_t)m->nleaves, sizeof *role_of_leaf);
     if (!mapped || !role_of_leaf) {
         rc = MPITOPO_NOMEM("the mapping");
-        goto out;
+        goto cleanup;
     }
     /* The launch: role p where the process of rank p sits. */
     mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
@@ -225,7 +225,7 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
     int kept = 0;
     if ((rc = mpitopo_map(r->opt.mapper, m, pattern, &opt, mapped, &kept)) != MPITOPO_SUCCESS) {
         rc = mpitopo__error_restate(rc, r->func, "mapping the graph");
-        goto out;
+        goto cleanup;
     }
     if (r->rank == 0 && !r->quiet)
         report(r, ni, m, pattern, leaf_of_rank, mapped, kept);
@@ -238,7 +238,7 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
             role_of_rank[q] = role_of_leaf[leaf_of_rank[q]];
     if (mine)
         *mine = role_of_leaf[leaf_of_rank[r->rank]];
-out:
+cleanup:
     mpitopo__free(mapped);
     mpitopo__free(role_of_leaf);
     return rc;
@@ -384,10 +384,10 @@ static int gather_and_map(const graph_request_t *r, const edge_list_t *e, int *c
             local = MPITOPO_NOMEM("the new ranks");
     }
     if ((rc = share_status(r, local)) != MPITOPO_SUCCESS)
-        goto out;
+        goto cleanup;
     rc = PMPI_Gatherv(e->triple, 3 * e->n, MPI_INT, all, counts, displs, MPI_INT, 0, r->comm);
     if (rc != MPI_SUCCESS)
-        goto out;
+        goto cleanup;
     if (r->rank == 0) {
         local = root_map(r, all, total, roles);
         /* (role, code) pairs, spread from the back so none is overwritten. */
@@ -398,12 +398,12 @@ static int gather_and_map(const graph_request_t *r, const edge_list_t *e, int *c
     }
     int mine[2];
     if ((rc = PMPI_Scatter(roles, 2, MPI_INT, mine, 2, MPI_INT, 0, r->comm)) != MPI_SUCCESS)
-        goto out;
+        goto cleanup;
     if (mine[1] != MPITOPO_SUCCESS)
         rc = share_message(r, local, mine[1]);
     else
         *role = mine[0];
-out:
+cleanup:
     mpitopo__free(all);
     mpitopo__free(roles);
     return rc;

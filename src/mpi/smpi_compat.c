@@ -175,7 +175,7 @@ int mpitopo__smpi_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
     smpi_topo_t *t = NULL;
     if (!scount || !sbuf) {
         rc = MPITOPO_NOMEM("the edges to distribute");
-        goto out;
+        goto cleanup;
     }
     for (int i = 0, k = 0; i < n; i++)
         for (int j = 0; j < degrees[i]; j++, k++)
@@ -194,7 +194,7 @@ int mpitopo__smpi_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
     for (int q = 0; q < size; q++)
         sdispl[q] -= scount[q];
     if ((rc = PMPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm)) != MPI_SUCCESS)
-        goto out;
+        goto cleanup;
     int total = 0;
     for (int q = 0; q < size; q++) {
         rdispl[q] = total;
@@ -202,7 +202,7 @@ int mpitopo__smpi_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
     }
     if (!(rbuf = mpitopo__malloc_array((size_t)total + 1, sizeof *rbuf))) {
         rc = MPITOPO_NOMEM("the received edges");
-        goto out;
+        goto cleanup;
     }
     rc = PMPI_Alltoallv(sbuf, scount, sdispl, MPI_INT, rbuf, rcount, rdispl, MPI_INT, comm);
     int in = 0, out = 0;
@@ -215,7 +215,7 @@ int mpitopo__smpi_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
     if (rc == MPI_SUCCESS && !(t = smpi_topo_new(MPI_DIST_GRAPH, (size_t)(in + out) * 2)))
         rc = MPITOPO_NOMEM("the emulated topology");
     if (rc != MPI_SUCCESS)
-        goto out;
+        goto cleanup;
     t->indegree = t->outdegree = 0;
     t->sources = t->lists;
     t->destinations = t->sources + in;
@@ -235,7 +235,7 @@ int mpitopo__smpi_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
         rc = smpi_attach(t, newcomm);
         t = NULL;
     }
-out:
+cleanup:
     smpi_topo_unref(t);
     mpitopo__free(scount);
     mpitopo__free(sbuf);
