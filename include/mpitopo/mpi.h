@@ -255,7 +255,9 @@ MPITOPO_API int mpitopo_cart_create_x(MPI_Comm comm, int ndims, const int dims[]
  * @retval MPITOPO_ERR_* as mpitopo_cart_create(), except that a topology
  *         on comm is allowed
  * @mpierr
- * @collective{comm} On the first call (machine discovery); local afterwards.
+ * @collective{comm} One allreduce agrees on the arguments (as in
+ * mpitopo_cart_create()), plus machine discovery on the first call. Every
+ * process returns the error.
  */
 MPITOPO_API int mpitopo_cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                                  int *newrank);
@@ -448,7 +450,8 @@ MPITOPO_API int mpitopo_graph_create(MPI_Comm comm, int nnodes, const int index[
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_* as mpitopo_graph_create()
  * @mpierr
- * @collective{comm} On the first call (machine discovery); local after.
+ * @collective{comm} One allreduce agrees on the arguments, plus machine
+ * discovery on the first call. Every process returns the error.
  */
 MPITOPO_API int mpitopo_graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                                   int *newrank);
