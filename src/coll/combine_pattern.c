@@ -13,6 +13,7 @@
  * choose_mode for the rule and bench/RESULTS.md section 9 for why.
  */
 #include "coll/combine.h"
+#include "core/env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -524,7 +525,7 @@ static int run_hops(pat_t *p, const mpitopo__nbr_t *n)
  */
 static int choose_mode(pat_t *p, const mpitopo__nbr_t *n, int *hops)
 {
-    const char *env = getenv("MPITOPO_COMBINE_PATTERN");
+    const char *env = mpitopo__getenv(MPITOPO_ENV_COMBINE_PATTERN);
     if (env && (!strcmp(env, "hops") || !strcmp(env, "pairs"))) {
         *hops = !strcmp(env, "hops");
         return MPI_SUCCESS;

@@ -7,6 +7,7 @@
  * processes must match message for message.
  */
 #include "coll/combine.h"
+#include "core/env.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -117,14 +118,14 @@ static char env_sched_text[64], env_threshold_text[64];
 
 static void read_env(void)
 {
-    const char *v = getenv("MPITOPO_NEIGHBOR");
+    const char *v = mpitopo__getenv(MPITOPO_ENV_NEIGHBOR);
     /* "off" is the shim's (MPI's own collectives); to the library it says
      * nothing. */
     if (v && *v && strcmp(v, "off") != 0) {
         snprintf(env_sched_text, sizeof env_sched_text, "%s", v);
         env_sched = mpitopo__sched_parse(v);
     }
-    v = getenv("MPITOPO_COMBINE_THRESHOLD");
+    v = mpitopo__getenv(MPITOPO_ENV_COMBINE_THRESHOLD);
     if (v && *v) {
         snprintf(env_threshold_text, sizeof env_threshold_text, "%s", v);
         env_threshold = parse_threshold(v);
@@ -301,7 +302,7 @@ static int model_line(const char *line, int lineno, const char *path)
 
 static void read_model(void)
 {
-    const char *path = getenv("MPITOPO_NEIGHBOR_MODEL");
+    const char *path = mpitopo__getenv(MPITOPO_ENV_NEIGHBOR_MODEL);
     if (!path || !*path)
         return;
     FILE *f = fopen(path, "r");

@@ -21,6 +21,9 @@ typedef struct {
 
 /* The variable's value, or NULL when it is unset. */
 MPITOPO__HIDDEN const char *mpitopo__getenv(mpitopo__env_id id);
+/* A level variable (MPITOPO_VERBOSE): its integer value in [0, 100], 0 when
+ * it is unset or anything else. */
+MPITOPO__HIDDEN int mpitopo__env_level(mpitopo__env_id id);
 /* Every variable, in the order of env.def. */
 MPITOPO__HIDDEN const mpitopo__env_var_t *mpitopo__env_vars(int *count);
 

@@ -1,4 +1,5 @@
 #include "core/internal.h"
+#include "core/env.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,11 +11,8 @@
 int mpitopo__verbose(void)
 {
     static int level = -1;
-    if (level < 0) {
-        const char *v = getenv("MPITOPO_VERBOSE");
-        long long n = 0;
-        level = (v && *v && mpitopo__parse_long(v, strlen(v), 0, 100, &n) == 0) ? (int)n : 0;
-    }
+    if (level < 0)
+        level = mpitopo__env_level(MPITOPO_ENV_VERBOSE);
     return level;
 }
 

@@ -5,6 +5,7 @@
  * builds the same machine on every process.
  */
 #include "mpi/mpi_internal.h"
+#include "core/env.h"
 
 #include <ctype.h>
 #include <hwloc.h>
@@ -92,7 +93,7 @@ static int load_network(void)
     pthread_mutex_lock(&cm_lock);
     if (!net.loaded) {
         net.loaded = 1;
-        const char *v = getenv("MPITOPO_NETWORK");
+        const char *v = mpitopo__getenv(MPITOPO_ENV_NETWORK);
         if (v && *v)
             parse_network(v);
     }

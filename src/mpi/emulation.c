@@ -6,6 +6,7 @@
  * MPI_Finalize.
  */
 #include "mpi/mpi_internal.h"
+#include "core/env.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -41,8 +42,8 @@ static int emu_error(int rc, const char *fmt, const char *value)
 
 static int load_machine(void)
 {
-    const char *desc = getenv("MPITOPO_EMULATE");
-    const char *placement = getenv("MPITOPO_EMULATE_PLACEMENT");
+    const char *desc = mpitopo__getenv(MPITOPO_ENV_EMULATE);
+    const char *placement = mpitopo__getenv(MPITOPO_ENV_EMULATE_PLACEMENT);
     if (!desc || !*desc)
         return MPITOPO_SUCCESS;
     int rc = mpitopo_machine_from_string(desc, &emu.machine);

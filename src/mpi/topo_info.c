@@ -4,6 +4,7 @@
  * and the debug switch that compares arguments across processes.
  */
 #include "map/map_internal.h"
+#include "core/env.h"
 #include "mpi/mpi_internal.h"
 
 #include <pthread.h>
@@ -21,7 +22,7 @@ static void read_env(void)
 #else
     check_args = 1;
 #endif
-    const char *v = getenv("MPITOPO_CHECK_ARGS");
+    const char *v = mpitopo__getenv(MPITOPO_ENV_CHECK_ARGS);
     if (v && *v)
         check_args = strcmp(v, "0") != 0;
 }

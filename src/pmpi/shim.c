@@ -80,6 +80,7 @@
 #include <string.h>
 
 #include "pmpi/shim.h"
+#include "core/env.h"
 
 enum shim_dims { DIMS_MPI, DIMS_NODES, DIMS_BALANCED };
 
@@ -102,7 +103,7 @@ static pthread_once_t neighbor_said_once = PTHREAD_ONCE_INIT;
 static void config_read_neighbor(void)
 {
     static const char *const takes[] = {"linear", "auto", "combine", "cart", "node", "mpi"};
-    const char *v = getenv("MPITOPO_NEIGHBOR");
+    const char *v = mpitopo__getenv(MPITOPO_ENV_NEIGHBOR);
     if (!v || !*v || strcmp(v, "off") == 0)
         return;
     snprintf(config.neighbor_value, sizeof config.neighbor_value, "%s", v);
@@ -114,18 +115,12 @@ static void config_read_neighbor(void)
 
 static void config_read(void)
 {
-    const char *v = getenv("MPITOPO_DISABLE");
+    const char *v = mpitopo__getenv(MPITOPO_ENV_DISABLE);
     config.disabled = v && *v && strcmp(v, "0") != 0;
 
-    v = getenv("MPITOPO_VERBOSE");
-    if (v && *v) {
-        char *end;
-        errno = 0;
-        long n = strtol(v, &end, 10);
-        config.verbose = (errno == 0 && *end == '\0' && n > 0 && n <= 100) ? (int)n : 0;
-    }
+    config.verbose = mpitopo__env_level(MPITOPO_ENV_VERBOSE);
 
-    v = getenv("MPITOPO_DIMS");
+    v = mpitopo__getenv(MPITOPO_ENV_DIMS);
     if (!v || !*v || strcmp(v, "mpi") == 0)
         config.dims = DIMS_MPI;
     else if (strcmp(v, "nodes") == 0)

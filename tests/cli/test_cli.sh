@@ -54,6 +54,11 @@ if [ -f "$readme" ]; then
     echo "FAIL env-markdown: README.md's environment table differs from 'mpitopo env --markdown'"
     failures=$((failures + 1))
   fi
+  # ... and the only place: no other file reads an MPITOPO_ variable itself.
+  stray=$(grep -rn 'getenv("MPITOPO_' "$data/../../src" "$data/../../tools" | grep -v 'src/core/env\.')
+  if [ -n "$stray" ]; then
+    echo "FAIL env-one-place: read outside src/core/env.c: $stray"; failures=$((failures + 1))
+  fi
   check env-values env MPITOPO_EMULATE_PLACEMENT=rr "$cli" env
   expect_in env-values "MPITOPO_EMULATE_PLACEMENT  library                rr"
 fi

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "pmpi/trace/trace.h"
+#include "core/env.h"
 
 _Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "request handles fit 64 bits");
 
@@ -255,14 +256,13 @@ static double *take_edges(int *n)
 
 static int verbose(void)
 {
-    const char *v = getenv("MPITOPO_VERBOSE");
-    return v && *v && strcmp(v, "0");
+    return mpitopo__env_level(MPITOPO_ENV_VERBOSE) > 0;
 }
 
 /* On rank 0: the pattern of the gathered triples, written to the file. */
 static void write_pattern(int nprocs, const int *counts, const double *all, int64_t total)
 {
-    const char *path = getenv("MPITOPO_TRACE_FILE");
+    const char *path = mpitopo__getenv(MPITOPO_ENV_TRACE_FILE);
     if (!path || !*path)
         path = "mpitopo-trace.txt";
     int *src = malloc((size_t)(total ? total : 1) * sizeof *src);
