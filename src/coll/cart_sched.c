@@ -204,7 +204,7 @@ int mpitopo__stencil_of(MPI_Comm comm, struct mpitopo__stencil **out, const char
         return rc;
     *out = stencil_copy(s);
     return *out ? MPI_SUCCESS
-                : mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a stencil");
+                : MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a stencil");
 }
 
 /* ---- mpitopo_cart_stencil_create ---- */
@@ -214,16 +214,16 @@ static int parse_stencil(const char *text, int *star, int *radius, const char *f
     const char *colon = text ? strchr(text, ':') : NULL;
     long long r;
     if (!text)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "stencil = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "stencil = NULL");
     if (colon && (size_t)(colon - text) == 5 && !strncmp(text, "moore", 5))
         *star = 0;
     else if (colon && (size_t)(colon - text) == 4 && !strncmp(text, "star", 4))
         *star = 1;
     else
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "stencil = \"%s\" is not moore:R or star:R", text);
     if (mpitopo__parse_long(colon + 1, strlen(colon + 1), 1, 1 << 20, &r) != 0)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "stencil = \"%s\": the radius must be an integer >= 1", text);
     *radius = (int)r;
     return MPITOPO_SUCCESS;
@@ -305,19 +305,19 @@ static int stencil_prepare(MPI_Comm cart, const char *stencil, MPI_Comm *newcomm
 {
     int kind = MPI_UNDEFINED;
     if (!newcomm)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "newcomm = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "newcomm = NULL");
     int rc = parse_stencil(stencil, &q->star, &q->radius, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if ((rc = PMPI_Topo_test(cart, &kind)) != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     if (kind != MPI_CART)
-        return mpitopo__error_at(MPI_ERR_TOPOLOGY, func,
+        return MPITOPO_FAIL_AS(MPI_ERR_TOPOLOGY, func,
                                  "cart is not a Cartesian communicator (MPI_Topo_test gives %d)", kind);
     if ((rc = PMPI_Cartdim_get(cart, &q->ndims)) != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     if (q->ndims > MPITOPO_MAX_DIMS)
-        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                  "cart has %d dimensions; stencils support at most %d", q->ndims,
                                  MPITOPO_MAX_DIMS);
     if ((rc = mpitopo__stencil_check(func, "stencil", stencil, q->ndims, !q->star, q->radius)) !=
@@ -327,7 +327,7 @@ static int stencil_prepare(MPI_Comm cart, const char *stencil, MPI_Comm *newcomm
     q->s = stencil_alloc(q->ndims, (int)q->k);
     q->lists = mpitopo__malloc_array(2 * (size_t)q->k + 1, sizeof(int));
     if (!q->s || !q->lists)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld offsets", q->k);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %lld offsets", q->k);
     q->s->star = q->star;
     q->s->radius = q->radius;
     return MPITOPO_SUCCESS;
@@ -614,7 +614,7 @@ static int block_bytes(const side_t *side, int k, int *bytes, const char *func)
         return mpitopo__mpi_result(func, rc);
     long long v = (long long)size * side->count;
     if (v > INT_MAX / (k > 0 ? k : 1))
-        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                  "%s = %d of %d-byte elements: a message of %d such blocks "
                                  "is too large to forward (use the linear schedule)",
                                  side->count_name, side->count, size, k);
@@ -762,7 +762,7 @@ static int vassemble(mpitopo_request_t r, vctx_t *v, int k)
     mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, v->obuf[k], (size_t)total)
                                           : NULL;
     if (!o)
-        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, v->func,
+        return MPITOPO_FAIL_AS(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, v->func,
                                  "cannot forward %lld bytes in round %d (use the linear "
                                  "schedule)",
                                  total, k);
@@ -801,7 +801,7 @@ static int vfinish(mpitopo_request_t r, vctx_t *v)
         if (got != op->tmp_bytes && e->peer != from)
             snprintf(via, sizeof via, " (forwarded by rank %d)", e->peer);
         if (got != op->tmp_bytes)
-            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+            return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, v->func,
                                      "receive block %d: %d bytes arrived from rank %d%s, but "
                                      "%s[%d] = %d elements hold %d bytes",
                                      u->slot, got, from, via, v->count_name, u->slot, op->count,
@@ -820,7 +820,7 @@ static int vstep(mpitopo_request_t r, int k)
         const vin_t *e = &v->in[i];
         const mpitopo__rbuf_t *m = &r->bufs[e->buf - 1];
         if (!mpitopo__parts_parse(m->p, m->len, e->nparts, v->offs + e->offs))
-            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+            return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, v->func,
                                      "the %zu-byte message from rank %d (round %d) does not "
                                      "hold the %d blocks expected",
                                      m->len, e->peer, e->round, e->nparts);
@@ -937,7 +937,7 @@ static int vfill(builder_t *b, const mpitopo__nbr_t *n, const char *func)
         return rc;
     b->v = vctx_new(s, n->outdegree, func, b->recv->count_name);
     if (!b->v)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a schedule state");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a schedule state");
     b->r->ctx = b->v;
     b->r->ctx_free = vctx_free;
     for (int j = 0; j < s->k; j++)
@@ -963,7 +963,7 @@ static int vbuild(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
         return rc;
     long long nops = (long long)s->ndims * (4LL * s->radius + 1) + 2LL * s->k + 3;
     if (nops > INT_MAX)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "schedule too large");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "schedule too large");
     b.vloc = mpitopo__malloc_array((size_t)s->k + 1, sizeof *b.vloc);
     b.mark = mpitopo__malloc_array((size_t)s->k + 1, sizeof *b.mark);
     b.sbv = mpitopo__malloc_array((size_t)n->outdegree + n->indegree + 1, sizeof(int));
@@ -972,7 +972,7 @@ static int vbuild(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
         b.rbv = b.sbv + n->outdegree;
         rc = vfill(&b, n, func);
     } else {
-        rc = mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
     }
     mpitopo__free(b.vloc);
     mpitopo__free(b.mark);
@@ -1001,14 +1001,14 @@ static int fixed_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv
     /* Per round, per distance: a message each way and a copy per offset. */
     long long nops = (long long)s->ndims * 2 * s->radius * (s->k + 2) + s->k + 1;
     if (nops > INT_MAX)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "schedule too large");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "schedule too large");
     b.loc = mpitopo__malloc_array((size_t)s->k + 1, sizeof *b.loc);
     b.mark = mpitopo__malloc_array((size_t)s->k + 1, sizeof *b.mark);
     b.r = b.loc && b.mark ? mpitopo__request_new(n, (int)nops, s->ndims + 1) : NULL;
     if (!b.r) {
         mpitopo__free(b.loc);
         mpitopo__free(b.mark);
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
     }
     for (int j = 0; j < s->k; j++)
         b.loc[j] = -1;

@@ -144,7 +144,7 @@ struct mpitopo_request;
  * its round, may read what earlier rounds received (growable buffers),
  * grow buffers and set the fields of later steps (count, tmp_off, buf_id
  * of sends and unpacks). Reads its state from req->ctx. Returns an
- * MPITOPO code (made with mpitopo__error_at). */
+ * MPITOPO code (made with MPITOPO_FAIL). */
 typedef int (*mpitopo__call_t)(struct mpitopo_request *req, int arg);
 
 /*

@@ -30,7 +30,7 @@ static int check_arrays(const side_t *s, int degree, const char *func)
                           : s->mode == SIDE_W && !s->types    ? s->type_name
                                                               : NULL;
     if (degree > 0 && missing)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s = NULL with degree %d", missing,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s = NULL with degree %d", missing,
                                  degree);
     return MPITOPO_SUCCESS;
 }
@@ -43,15 +43,15 @@ static int check_slot(const side_t *s, int i, const char *func)
     MPI_Datatype t = mpitopo__slot_type(s, i);
     int vec = s->mode == SIDE_V || s->mode == SIDE_W;
     if (count < 0)
-        return vec ? mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s[%d] = %d must be >= 0",
+        return vec ? MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s[%d] = %d must be >= 0",
                                        s->count_name, i, count)
-                   : mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s = %d must be >= 0",
+                   : MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s = %d must be >= 0",
                                        s->count_name, count);
     if (t == MPI_DATATYPE_NULL)
         return s->mode == SIDE_W
-                   ? mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s[%d] = MPI_DATATYPE_NULL",
+                   ? MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s[%d] = MPI_DATATYPE_NULL",
                                        s->type_name, i)
-                   : mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s = MPI_DATATYPE_NULL",
+                   : MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s = MPI_DATATYPE_NULL",
                                        s->type_name);
     if (s->buf || count == 0)
         return MPITOPO_SUCCESS;
@@ -60,10 +60,10 @@ static int check_slot(const side_t *s, int i, const char *func)
         return mpitopo__mpi_result(func, rc);
     if (combiner != MPI_COMBINER_NAMED)
         return MPITOPO_SUCCESS;
-    return vec ? mpitopo__error_at(MPITOPO_ERR_ARG, func,
+    return vec ? MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                    "%s = NULL with %s[%d] = %d of a predefined datatype",
                                    s->buf_name, s->count_name, i, count)
-               : mpitopo__error_at(MPITOPO_ERR_ARG, func,
+               : MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                    "%s = NULL with %s = %d of a predefined datatype",
                                    s->buf_name, s->count_name, count);
 }
@@ -72,7 +72,7 @@ static int check_slot(const side_t *s, int i, const char *func)
 static int check_side(side_t *s, int degree, const char *func)
 {
     if (s->buf == MPI_IN_PLACE)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "%s = MPI_IN_PLACE is not allowed in neighbourhood collectives",
                                  s->buf_name);
     int rc = check_arrays(s, degree, func);
@@ -89,7 +89,7 @@ static int check_side(side_t *s, int degree, const char *func)
 static int check_request(int form, mpitopo_request_t *request, const char *func)
 {
     if (form != FORM_BLOCKING && !request)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "request = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "request = NULL");
     if (request)
         *request = MPITOPO_REQUEST_NULL;
     return MPITOPO_SUCCESS;
@@ -263,7 +263,7 @@ static int check_info(MPI_Info info, const char *func)
 {
     int nkeys, rc = info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Info_get_nkeys(info, &nkeys);
     return rc == MPI_SUCCESS ? MPITOPO_SUCCESS
-                             : mpitopo__error_at(MPITOPO_ERR_ARG, func, "info is not valid");
+                             : MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "info is not valid");
 }
 
 /*
@@ -436,12 +436,12 @@ static int shift_peers(const mpitopo__nbr_t *n, int direction, int disp, int *sr
                        const char *func)
 {
     if (n->kind != MPI_CART)
-        return mpitopo__error_at(MPI_ERR_TOPOLOGY, func,
+        return MPITOPO_FAIL_AS(MPI_ERR_TOPOLOGY, func,
                                  "comm has a %s topology; a Cartesian communicator is required",
                                  n->kind == MPI_GRAPH ? "graph" : "dist-graph");
     int ndims = n->indegree / 2;
     if (direction < 0 || direction >= ndims)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "direction = %d must be in [0, %d) (the number of dimensions)",
                                  direction, ndims);
     int rc = PMPI_Cart_shift(n->user_comm, direction, disp, src, dst);

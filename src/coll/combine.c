@@ -449,7 +449,7 @@ static int vcombine(mpitopo_request_t r, int arg)
     const vstep_t *st = &v->steps[arg];
     const mpitopo__rbuf_t *y = &r->bufs[st->y - 1];
     if (!mpitopo__parts_parse(y->p, y->len, st->theirs, v->offs))
-        return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+        return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, v->func,
                                  "the %zu-byte message of combining friend rank %d (round %d) "
                                  "does not hold the %d parts expected",
                                  y->len, st->f, st->t, st->theirs);
@@ -461,7 +461,7 @@ static int vcombine(mpitopo_request_t r, int arg)
     total += (long long)y->len - (long long)st->theirs * (long long)sizeof(int);
     mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, st->o, (size_t)total) : NULL;
     if (!o)
-        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, v->func,
+        return MPITOPO_FAIL_AS(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, v->func,
                                  "cannot combine %lld bytes in round %d (use the linear "
                                  "schedule)",
                                  total, st->t);
@@ -505,7 +505,7 @@ static int vunpack(mpitopo_request_t r, int arg)
     const vrecv_t *e = &v->recvs[arg];
     const mpitopo__rbuf_t *m = &r->bufs[e->buf - 1];
     if (!mpitopo__parts_parse(m->p, m->len, e->nparts, v->offs))
-        return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+        return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, v->func,
                                  "the %zu-byte combined message from rank %d (round %d) does "
                                  "not hold the %d parts expected (do the counts agree?)",
                                  m->len, e->s, e->t, e->nparts);
@@ -514,7 +514,7 @@ static int vunpack(mpitopo_request_t r, int arg)
         int p = v->part[e->u + j], slot = v->slot[e->u + j];
         MPI_Aint got = v->offs[p + 1] - v->offs[p];
         if (got != u->tmp_bytes)
-            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+            return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, v->func,
                                      "receive block %d: %ld bytes arrived (combined, via rank "
                                      "%d), but %s[%d] = %d elements hold %d bytes",
                                      slot, (long)got, e->s, v->count_name, slot, u->count,
@@ -666,7 +666,7 @@ static int block_bytes(const side_t *s, int *bytes, const char *func)
         return mpitopo__mpi_result(func, rc);
     long long v = (long long)size * s->count;
     if (v > INT_MAX / 4)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "%s = %d of %d-byte elements is too large to combine (use "
                                  "the linear schedule)",
                                  s->count_name, s->count, size);
@@ -851,7 +851,7 @@ static int hassemble(mpitopo_request_t r, hctx_t *h, int k)
         total += hsize(h, h->src[m->first + j]);
     mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, m->buf, (size_t)total) : NULL;
     if (!o)
-        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, h->func,
+        return MPITOPO_FAIL_AS(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_ARG, h->func,
                                  "cannot combine %lld bytes in hop %d (use the linear "
                                  "schedule)",
                                  total, k);
@@ -880,7 +880,7 @@ static int haim(mpitopo_request_t r, hctx_t *h)
         mpitopo__op_t *op = &r->ops[h->ufirst + u];
         MPI_Aint got = hsize(h, h->usrc[u]);
         if (got != op->tmp_bytes)
-            return mpitopo__error_at(MPI_ERR_TRUNCATE, h->func,
+            return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, h->func,
                                      "receive block %d: %ld bytes arrived (combined), but "
                                      "%s[%d] = %d elements hold %d bytes",
                                      h->uslot[u], (long)got, h->count_name, h->uslot[u],
@@ -900,7 +900,7 @@ static int hstep(mpitopo_request_t r, int k)
     if (m && m->nparts > 0) {
         const mpitopo__rbuf_t *b = &r->bufs[m->buf - 1];
         if (!mpitopo__parts_parse(b->p, b->len, m->nparts, h->offs + m->first))
-            return mpitopo__error_at(MPI_ERR_TRUNCATE, h->func,
+            return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, h->func,
                                      "the %zu-byte combined message of hop %d does not hold "
                                      "the %d blocks expected (do the counts agree?)",
                                      b->len, k - 1, m->nparts);
@@ -952,7 +952,7 @@ static int hsources(builder_t *b, hctx_t *h, int k, int gather, int *at)
         int g = harrival(b->me, o, size);
         int j = g >= 0 && g < k ? hpart_of(c->hops[g].recv, c->hops[g].nrecv, gather, o, q) : -1;
         if (j < 0)
-            return mpitopo__error_at(MPITOPO_ERR_INTERNAL, h->func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, h->func,
                                      "combining pattern: the block of rank %d for rank %d "
                                      "never reached rank %d",
                                      o, q, b->me);
@@ -975,7 +975,7 @@ static int hunpacks(builder_t *b, hctx_t *h, int g, int gather)
             continue;
         int j = hpart_of(e->recv, e->nrecv, gather, o, b->me), x = 0;
         if (!gather && edges_from(b->n, o) != m)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, h->func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, h->func,
                                      "rank %d lists %d edges to rank %d, which lists %d from it",
                                      o, m, b->me, edges_from(b->n, o));
         for (int s = 0; s < b->n->indegree; s++) {
@@ -1026,7 +1026,7 @@ static int hsize_bufs(mpitopo_request_t r, const hctx_t *h)
         size_t bytes = (size_t)hmsg_bytes(h, &h->in[k]);
         mpitopo__rbuf_t *m = mpitopo__request_buf(r, h->in[k].buf, bytes);
         if (!m)
-            return mpitopo__error_at(MPITOPO_ERR_NOMEM, h->func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, h->func,
                                      "out of memory for a %zu-byte message", bytes);
         m->len = bytes;
     }
@@ -1070,7 +1070,7 @@ static int hfill(builder_t *b, int gather)
         return mpitopo__mpi_result(h->func, rc);
     b->unp = mpitopo__malloc_array((size_t)b->n->indegree + 1, sizeof *b->unp);
     if (!b->unp)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, h->func, "out of memory for %d unpacks",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, h->func, "out of memory for %d unpacks",
                                  b->n->indegree);
     for (int k = 0, p = 0; k < c->nhops; k++) {
         h->in[k].first = p;
@@ -1117,7 +1117,7 @@ static int hbuild(builder_t *b, const char *func)
     int gather = b->send->mode == SIDE_SAME;
     b->sbv = mpitopo__malloc_array((size_t)(n->outdegree + n->indegree) + 1, sizeof(int));
     if (!b->sbv)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d block sizes",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d block sizes",
                                  n->outdegree + n->indegree);
     b->rbv = b->sbv + n->outdegree;
     int rc = mpitopo__slot_bytes(b->send, n->outdegree, b->sbv, "combine", func);
@@ -1127,7 +1127,7 @@ static int hbuild(builder_t *b, const char *func)
         return rc;
     hctx_t *h = hctx_new(n, n->comb, gather, func, b->recv->count_name);
     if (!h)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a combining state");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a combining state");
     /* Allgather and alltoall: blocks of one size wherever an edge joins
      * two processes (MPI's matching rule), so of the same size in a
      * connected graph; a process without edges has no size to trust. */
@@ -1167,7 +1167,7 @@ static int vsetup(builder_t *b, const char *func)
     const mpitopo__nbr_t *n = b->n;
     b->sbv = mpitopo__malloc_array((size_t)(n->outdegree + n->indegree) + 1, sizeof(int));
     if (!b->sbv)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d block sizes",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d block sizes",
                                  n->outdegree + n->indegree);
     b->rbv = b->sbv + n->outdegree;
     int rc = mpitopo__slot_bytes(b->send, n->outdegree, b->sbv, "combine", func);
@@ -1177,7 +1177,7 @@ static int vsetup(builder_t *b, const char *func)
         return rc;
     b->v = vctx_new(n, func, b->recv->count_name, b->send->mode == SIDE_SAME);
     if (!b->v)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a combining state");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a combining state");
     b->r->ctx = b->v;
     b->r->ctx_free = vctx_free;
     return MPITOPO_SUCCESS;
@@ -1188,7 +1188,7 @@ static int fill(builder_t *b, int send_comb, int recv_comb, const char *func)
     size_t nunp = (size_t)b->n->indegree + (size_t)b->n->comb->nrecv + 1;
     b->unp = mpitopo__malloc_array(nunp, sizeof *b->unp);
     if (!b->unp)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d unpacks",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d unpacks",
                                  b->n->indegree);
     pattern_rounds(b, send_comb, recv_comb);
     direct_round(b, send_comb, recv_comb);
@@ -1232,7 +1232,7 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
     if (rc == MPITOPO_SUCCESS && !vw)
         rc = block_bytes(recv, &b.rb, func);
     if (rc == MPITOPO_SUCCESS && sizes(n, &nops, &nrounds) != MPITOPO_SUCCESS)
-        rc = mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "schedule too large");
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "schedule too large");
     if (rc != MPITOPO_SUCCESS)
         return rc;
     rc = mpitopo__nbr_tags(n, 2 * c->rounds + 1, &b.base, func);
@@ -1240,7 +1240,7 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
         return rc;
     b.r = mpitopo__request_new(n, nops, nrounds);
     if (!b.r)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d steps", nops);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d steps", nops);
     if (c->mode == MPITOPO__COMB_HOPS)
         return finish_build(&b, hbuild(&b, func), out);
     /* The v and w forms combine both sides or neither: a process cannot

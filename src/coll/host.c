@@ -199,7 +199,7 @@ int mpitopo__host_build(mpitopo__nbr_t *n, int op, const side_t *send, const sid
     if (!r || !h) {
         mpitopo__free(h);
         mpitopo__request_release(r);
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for a request");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a request");
     }
     *h = (host_t){.op = op, .send = *send, .recv = *recv};
     r->ctx = h;

@@ -84,7 +84,7 @@ static int fill_copy(mpitopo_request_t r, int at, int k, int i, MPI_Aint *off, c
         return mpitopo__mpi_result(func, rc);
     long long sent = (long long)scount * ssize, room = (long long)rcount * rsize;
     if (sent > room || (rsize > 0 && sent % rsize) || (rsize == 0 && sent > 0))
-        return mpitopo__error_at(MPI_ERR_TRUNCATE, func,
+        return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, func,
                                  "send block %d to self is %lld bytes; receive block %d holds "
                                  "%lld bytes of %d-byte elements",
                                  k, sent, i, room, rsize);
@@ -147,14 +147,14 @@ int mpitopo__linear_build(mpitopo__nbr_t *n, const mpitopo__plan_t *p, const sid
         return mpitopo__mpi_result(func, rc);
     int *pair = mpitopo__malloc_array((size_t)(p->indeg + p->outdeg + 1), sizeof(int));
     if (!pair)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours",
                                  p->indeg + p->outdeg);
     int *taken = pair + p->outdeg;
     int npairs = pair_self(n, p, self, pair, taken);
     int nops = count_peers(p->src, p->indeg) + count_peers(p->dst, p->outdeg);
     mpitopo_request_t r = mpitopo__request_new(n, nops, npairs > 0 ? 2 : 1);
     rc = r ? fill(r, p, pair, taken, npairs, send, recv, func)
-           : mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d messages", nops);
+           : MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d messages", nops);
     mpitopo__free(pair);
     if (rc != MPITOPO_SUCCESS) {
         mpitopo__request_release(r);

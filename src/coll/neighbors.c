@@ -150,12 +150,12 @@ static int lists_cart(MPI_Comm comm, mpitopo__nbr_t *n, const char *func)
         return rc;
     /* Tags 0..2*ndims-1 must fit under the smallest MPI_TAG_UB MPI allows. */
     if (ndims > 16383)
-        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                  "comm has %d dimensions; at most 16383 are supported", ndims);
     n->indegree = n->outdegree = 2 * ndims;
     n->sources = mpitopo__malloc_array((size_t)(ndims > 0 ? 2 * ndims : 1), sizeof(int));
     if (!n->sources)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours",
                                  2 * ndims);
     n->destinations = n->sources;
     for (int d = 0; d < ndims && rc == MPI_SUCCESS; d++)
@@ -173,7 +173,7 @@ static int lists_graph(MPI_Comm comm, mpitopo__nbr_t *n, const char *func)
     n->indegree = n->outdegree = deg;
     n->sources = mpitopo__malloc_array((size_t)(deg > 0 ? deg : 1), sizeof(int));
     if (!n->sources)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours", deg);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d neighbours", deg);
     n->destinations = n->sources;
     return PMPI_Graph_neighbors(comm, rank, deg, n->sources);
 }
@@ -193,7 +193,7 @@ static int lists_dist_graph(MPI_Comm comm, mpitopo__nbr_t *n, const char *func)
     int *w = mpitopo__malloc_array(nin + nout, sizeof(int));
     if (!n->sources || !n->destinations || !w) {
         mpitopo__free(w);
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func,
                                  "out of memory for %d + %d neighbours", in, out);
     }
     rc = PMPI_Dist_graph_neighbors(comm, in, n->sources, w, out, n->destinations, w + nin);
@@ -205,7 +205,7 @@ static int compute(MPI_Comm comm, int kind, const char *func, mpitopo__nbr_t **o
 {
     mpitopo__nbr_t *n = mpitopo__calloc(1, sizeof *n);
     if (!n)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for neighbour lists");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for neighbour lists");
     n->prev = n->next = n;
     n->user_comm = comm;
     n->refs = 1;
@@ -236,7 +236,7 @@ static int topology_kind(MPI_Comm comm, const char *func, int *kind)
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (*kind != MPI_CART && *kind != MPI_GRAPH && *kind != MPI_DIST_GRAPH)
-        return mpitopo__error_at(MPI_ERR_TOPOLOGY, func,
+        return MPITOPO_FAIL_AS(MPI_ERR_TOPOLOGY, func,
                                  "comm has no topology (MPI_Topo_test gives MPI_UNDEFINED); a "
                                  "Cartesian, graph or dist-graph communicator is required");
     return MPITOPO_SUCCESS;
@@ -351,7 +351,7 @@ int mpitopo__nbr_tags(mpitopo__nbr_t *n, int span, int *base, const char *func)
     int lo = n->kind == MPI_CART ? (n->outdegree > 1 ? n->outdegree : 1) : 1;
     int room = MPITOPO__TAG_SHIFT - lo;
     if (span < 1 || span > room)
-        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                  "a schedule of %d tags does not fit in the %d tags available "
                                  "(use the linear schedule)",
                                  span, room);
@@ -382,10 +382,10 @@ int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree)
 static int check_list(int degree, int max, const int *out, const char *what, const char *maxname)
 {
     if (max < 0)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors", "%s = %d must be >= 0",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors", "%s = %d must be >= 0",
                                  maxname, max);
     if (max > 0 && degree > 0 && !out)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors",
                                  "%s = NULL with %s = %d and degree %d", what, maxname, max,
                                  degree);
     return MPITOPO_SUCCESS;

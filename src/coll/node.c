@@ -501,9 +501,9 @@ int mpitopo__node_prepare(mpitopo__nbr_t *n, const char *func)
         PMPI_Comm_free(&s.comm);
     if (rc != MPI_SUCCESS) {
         mpitopo__node_free(s.p);
-        return rc == MPI_ERR_NO_MEM ? mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+        return rc == MPI_ERR_NO_MEM ? MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func,
                                                         "out of memory for the node schedule")
-               : rc == MPI_ERR_OTHER ? mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+               : rc == MPI_ERR_OTHER ? MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func,
                                                          "another process failed to set up "
                                                          "the node schedule")
                                      : mpitopo__mpi_result(func, rc);
@@ -592,7 +592,7 @@ static int make_layout(const mpitopo__nbr_t *n, layout_t *L, const char *func)
     for (int j = 0; j < l->nsc; j++)
         big |= too_big(l->sc_start[j + 1] - l->sc_start[j], L->rb);
     if (big)
-        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                  "an aggregated message of the node schedule would exceed "
                                  "INT_MAX bytes (use the linear schedule)");
     if (isleader) {
@@ -789,7 +789,7 @@ static int split(vctx_t *v, const char *m, size_t bytes, int nparts, const char 
 
 static int bad_message(const vctx_t *v, size_t bytes, const char *what, int rank, int nparts)
 {
-    return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+    return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, v->func,
                              "the %zu-byte %s message from rank %d does not hold the %d blocks "
                              "expected (node schedule)",
                              bytes, what, rank, nparts);
@@ -808,7 +808,7 @@ static int assemble(mpitopo_request_t r, vctx_t *v, int buf, int ngroups, const 
             total += (long long)sizeof(int) + v->len[base + map[x]];
     mpitopo__rbuf_t *o = total <= INT_MAX ? mpitopo__request_buf(r, buf, (size_t)total) : NULL;
     if (!o)
-        return mpitopo__error_at(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_UNSUPPORTED,
+        return MPITOPO_FAIL_AS(total <= INT_MAX ? MPITOPO_ERR_NOMEM : MPITOPO_ERR_UNSUPPORTED,
                                  v->func,
                                  "cannot aggregate %lld bytes at a node leader (use the linear "
                                  "schedule)",
@@ -893,7 +893,7 @@ static int vunpack(mpitopo_request_t r, int arg)
         int part = p->in_pos[v->kind][i];
         mpitopo__op_t *u = &r->ops[v->unp[i]];
         if (v->len[part] != v->rbytes[i])
-            return mpitopo__error_at(MPI_ERR_TRUNCATE, v->func,
+            return MPITOPO_FAIL_AS(MPI_ERR_TRUNCATE, v->func,
                                      "receive block %d: %d bytes arrived from rank %d (via node "
                                      "leader %d), but %s[%d] = %d elements hold %d bytes",
                                      i, v->len[part], n->sources[i], p->leader, v->count_name, i,
@@ -1003,7 +1003,7 @@ static int vfill(builder_t *b, const layout_t *L, const char *func)
     MPI_Aint *pos_at = mpitopo__malloc_array((size_t)p->nout[L->kind] + 1, sizeof *pos_at);
     vctx_t *v = vctx_new(n, L->kind, func, b->recv->count_name);
     int rc = sbv && pos_at && v ? MPITOPO_SUCCESS
-                                : mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+                                : MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func,
                                                     "out of memory for the node schedule");
     if (v) {
         b->r->ctx = v;
@@ -1042,7 +1042,7 @@ static int block_bytes(const side_t *s, int *bytes, const char *func)
         return mpitopo__mpi_result(func, rc);
     long long v = (long long)size * s->count;
     if (v > INT_MAX)
-        return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                  "%s = %d of %d-byte elements is too large for the node "
                                  "schedule (use the linear schedule)",
                                  s->count_name, s->count, size);
@@ -1075,7 +1075,7 @@ int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *rec
         rc = make_layout(n, &L, func);
     long long nops = max_ops(n, L.kind);
     if (rc == MPITOPO_SUCCESS && nops > INT_MAX)
-        rc = mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "node schedule too large");
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "node schedule too large");
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo__nbr_tags(n, d + 3, &L.base, func);
     if (rc != MPITOPO_SUCCESS)
@@ -1086,7 +1086,7 @@ int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *rec
     builder_t b = {.n = n, .send = send, .recv = recv};
     b.r = mpitopo__request_new(n, (int)nops, 4);
     if (!b.r)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %lld steps", nops);
     if (vw) {
         rc = vfill(&b, &L, func);
     } else {

@@ -405,7 +405,7 @@ static int round_error(mpitopo_request_t r, int rc, const char *func)
         int len = 0;
         if (PMPI_Error_string(e, text, &len) != MPI_SUCCESS)
             snprintf(text, sizeof text, "(no description)");
-        return mpitopo__error_at(e, func, "MPI error %d %s neighbour rank %d: %s", e,
+        return MPITOPO_FAIL_AS(e, func, "MPI error %d %s neighbour rank %d: %s", e,
                                  o->kind == MPITOPO__OP_SEND ? "sending to" : "receiving from",
                                  o->peer, text);
     }
@@ -439,12 +439,12 @@ static int match_unknown(mpitopo_request_t r, int blocking, int *left, const cha
         }
         rc = PMPI_Get_count(&st, MPI_BYTE, &count);
         if (rc != MPI_SUCCESS || count < 0)
-            return mpitopo__error_at(rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT, func,
+            return MPITOPO_FAIL_AS(rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT, func,
                                      "cannot size the message from neighbour rank %d", o->peer);
         mpitopo__rbuf_t *b = mpitopo__request_buf(r, o->buf_id, (size_t)count);
         if (!b) { /* the message is matched: consume it, then fail */
             PMPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-            return mpitopo__error_at(MPITOPO_ERR_NOMEM, func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func,
                                      "out of memory for a %d-byte message from rank %d", count,
                                      o->peer);
         }
@@ -562,7 +562,7 @@ static int finish(mpitopo_request_t *request, int blocking, int *flag, int relea
                   const char *func)
 {
     if (!request)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "request = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "request = NULL");
     mpitopo_request_t r = *request;
     int done = 1, rc = MPITOPO_SUCCESS;
     if (r && r->active) {
@@ -608,7 +608,7 @@ int mpitopo_wait(mpitopo_request_t *request)
 int mpitopo_test(mpitopo_request_t *request, int *flag)
 {
     if (!flag)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "flag = NULL");
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "flag = NULL");
     *flag = 0;
     return finish(request, 0, flag, 0, __func__);
 }
@@ -621,13 +621,13 @@ int mpitopo_request_free(mpitopo_request_t *request)
 static int check_startable(mpitopo_request_t r, const char *what, int i, const char *func)
 {
     if (!r)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s[%d] = MPITOPO_REQUEST_NULL", what, i);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s[%d] = MPITOPO_REQUEST_NULL", what, i);
     if (!r->persistent)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "%s[%d] is not a persistent request (made by an _init call)",
                                  what, i);
     if (r->active)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "%s[%d] is still active (complete it before starting it again)",
                                  what, i);
     return MPITOPO_SUCCESS;
@@ -636,7 +636,7 @@ static int check_startable(mpitopo_request_t r, const char *what, int i, const c
 int mpitopo_start(mpitopo_request_t *request)
 {
     if (!request)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "request = NULL");
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "request = NULL");
     int rc = check_startable(*request, "request", 0, __func__);
     return rc == MPITOPO_SUCCESS ? mpitopo__request_start(*request) : rc;
 }
@@ -644,17 +644,16 @@ int mpitopo_start(mpitopo_request_t *request)
 int mpitopo_startall(int count, mpitopo_request_t requests[])
 {
     if (count < 0)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "count = %d must be >= 0", count);
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "count = %d must be >= 0", count);
     if (count > 0 && !requests)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, __func__, "requests = NULL with count %d",
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "requests = NULL with count %d",
                                  count);
     /* Check every request first, so that none starts when one cannot. */
     for (int i = 0; i < count; i++) {
         int rc = check_startable(requests[i], "requests", i, __func__);
         for (int j = 0; j < i && rc == MPITOPO_SUCCESS; j++)
             if (requests[j] == requests[i])
-                rc = mpitopo__error_at(MPITOPO_ERR_ARG, __func__,
-                                       "requests[%d] and requests[%d] are the same request", j, i);
+                rc = MPITOPO_FAIL(MPITOPO_ERR_ARG, "requests[%d] and requests[%d] are the same request", j, i);
         if (rc != MPITOPO_SUCCESS)
             return rc;
     }
@@ -697,7 +696,7 @@ int mpitopo__slot_bytes(const side_t *s, int degree, int *bytes, const char *sch
         long long v = (long long)size * mpitopo__slot_count(s, i);
         total += v;
         if (total > INT_MAX / 4)
-            return mpitopo__error_at(MPITOPO_ERR_UNSUPPORTED, func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                      "%s of %lld bytes in all are too large for the %s "
                                      "schedule (use the linear schedule)",
                                      s->count_name, total, schedule);

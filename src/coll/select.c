@@ -134,7 +134,7 @@ static void read_env(void)
 
 static int bad_name(const char *func, const char *where, const char *value)
 {
-    return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                              "%s = \"%s\" is not one of auto, linear, combine, cart, node, mpi",
                              where,
                              value);
@@ -165,13 +165,13 @@ int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sc
 int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *func)
 {
     if (n->info_threshold == -2)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "comm's info key mpitopo_combine_threshold = \"%s\" must be an "
                                  "integer >= 1",
                                  n->info_threshold_text);
     pthread_once(&env_once, read_env);
     if (n->info_threshold < 0 && env_threshold == -2)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "MPITOPO_COMBINE_THRESHOLD = \"%s\" must be an integer >= 1",
                                  env_threshold_text);
     *theta = n->info_threshold > 0 ? n->info_threshold : env_threshold > 0 ? env_threshold : 4;
@@ -323,7 +323,7 @@ int mpitopo__model(const mpitopo__model_t **m, const char *func)
 {
     pthread_once(&model_once, read_model);
     if (model_error[0])
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "MPITOPO_NEIGHBOR_MODEL: %s",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "MPITOPO_NEIGHBOR_MODEL: %s",
                                  model_error);
     *m = &model;
     return MPITOPO_SUCCESS;

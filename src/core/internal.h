@@ -31,20 +31,30 @@ void *mpitopo__malloc_array(size_t count, size_t size);
 void *mpitopo__realloc_array(void *ptr, size_t count, size_t size);
 char *mpitopo__strdup(const char *s);
 
-/* Record the calling thread's last error message and return `code`.
- * Use through MPITOPO_FAIL so the message starts with the function name. */
+/* Errors: every module records the calling thread's last error message and
+ * returns the code through one family of macros.
+ *   MPITOPO_FAIL(code, fmt, ...)            "<this function>: <message>"
+ *   MPITOPO_FAIL_AS(code, func, fmt, ...)   "<func>: <message>", for helpers that
+ *                                           report as the public function they serve
+ *   MPITOPO_FAIL_MSG(code, fmt, ...)        "<message>", already naming its function
+ *   MPITOPO_NOMEM(what)                     "<this function>: out of memory allocating <what>"
+ *   MPITOPO_FAIL_CONTEXT(code, fmt, ...)    "<context>: <current message>"
+ *   MPITOPO_FAIL_RESTATE(code, func, fmt, ...)
+ *       the current "<inner function>: <detail>" as "<func>: <context>: <detail>",
+ *       for public functions that report what a constructor they called on the
+ *       caller's behalf said.
+ * The functions below implement them; call the macros. */
 int mpitopo__error(int code, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
-#define MPITOPO_FAIL(code, ...) mpitopo__error_at((code), __func__, __VA_ARGS__)
 int mpitopo__error_at(int code, const char *func, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
-/* Out of memory, naming what was being allocated. */
-#define MPITOPO_NOMEM(what) mpitopo__error_at(MPITOPO_ERR_NOMEM, __func__, "out of memory allocating %s", (what))
-void mpitopo__clear_error(void);
-/* Put context in front of the current message: "<context>: <message>". */
 int mpitopo__error_context(int code, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
-/* Restate the current message, an inner call's "<inner function>: <detail>",
- * as "<func>: <context>: <detail>": for public functions that report what a
- * constructor they called on the caller's behalf said. */
 int mpitopo__error_restate(int code, const char *func, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
+void mpitopo__clear_error(void);
+#define MPITOPO_FAIL(code, ...) mpitopo__error_at((code), __func__, __VA_ARGS__)
+#define MPITOPO_FAIL_AS(code, func, ...) mpitopo__error_at((code), (func), __VA_ARGS__)
+#define MPITOPO_FAIL_MSG(code, ...) mpitopo__error((code), __VA_ARGS__)
+#define MPITOPO_NOMEM(what) MPITOPO_FAIL(MPITOPO_ERR_NOMEM, "out of memory allocating %s", (what))
+#define MPITOPO_FAIL_CONTEXT(code, ...) mpitopo__error_context((code), __VA_ARGS__)
+#define MPITOPO_FAIL_RESTATE(code, func, ...) mpitopo__error_restate((code), (func), __VA_ARGS__)
 
 /* Verbosity from MPITOPO_VERBOSE (read once); log lines go to stderr
  * prefixed with "mpitopo: ". */

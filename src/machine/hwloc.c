@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* Messages of the helpers below belong to the public function. */
-#define HWLOC_FAIL(code, ...) mpitopo__error_at((code), "mpitopo_machine_from_hwloc", __VA_ARGS__)
+#define HWLOC_FAIL(code, ...) MPITOPO_FAIL_AS((code), "mpitopo_machine_from_hwloc", __VA_ARGS__)
 
 #define SYNTHETIC_PREFIX "synthetic:"
 
@@ -266,7 +266,7 @@ static int build(const char *above, const mpitopo_machine_t *top, const int *inn
     int rc = mpitopo_machine_from_paths(nlevels, names, explicit_costs ? costs : NULL, (int)n,
                                         paths, machine, NULL);
     mpitopo__free(paths);
-    return rc ? mpitopo__error_context(rc, "mpitopo_machine_from_hwloc") : MPITOPO_SUCCESS;
+    return rc ? MPITOPO_FAIL_CONTEXT(rc, "mpitopo_machine_from_hwloc") : MPITOPO_SUCCESS;
 }
 
 int mpitopo_machine_from_hwloc(const char *above, const char *source,

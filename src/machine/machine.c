@@ -81,7 +81,7 @@ static int check_costs(const char *func, int n, const double *costs)
 {
     for (int l = 0; l < n; l++)
         if (!(costs[l] >= 0.0) || !isfinite(costs[l]))
-            return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                      "costs[%d] = %g must be a finite number >= 0", l, costs[l]);
     return MPITOPO_SUCCESS;
 }
@@ -184,7 +184,7 @@ static int parse_fail(const char *desc, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return mpitopo__error_at(code, "mpitopo_machine_from_string", "desc = \"%s\": %s",
+    return MPITOPO_FAIL_AS(code, "mpitopo_machine_from_string", "desc = \"%s\": %s",
                              quote(q, desc, strlen(desc)), detail);
 }
 
@@ -391,7 +391,7 @@ int mpitopo_machine_from_string(const char *desc, mpitopo_machine_t **machine)
 /* ------------------------------------------------------------------------ */
 /* Explicit paths                                                            */
 
-#define PATHS_FAIL(code, ...) mpitopo__error_at((code), "mpitopo_machine_from_paths", __VA_ARGS__)
+#define PATHS_FAIL(code, ...) MPITOPO_FAIL_AS((code), "mpitopo_machine_from_paths", __VA_ARGS__)
 
 static int check_names(int nlevels, const char *const *names)
 {
@@ -592,9 +592,9 @@ static int check_machine(const char *func, const mpitopo_machine_t *m, const voi
                          const char *out_name)
 {
     if (!m)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "machine is NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "machine is NULL");
     if (out_name && !out)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s is NULL", out_name);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s is NULL", out_name);
     return MPITOPO_SUCCESS;
 }
 
@@ -602,7 +602,7 @@ static int check_machine(const char *func, const mpitopo_machine_t *m, const voi
 static int check_index(const char *func, const char *what, int value, int n, const char *things)
 {
     if (value < 0 || value >= n)
-        return mpitopo__error_at(MPITOPO_ERR_RANGE, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, func,
                                  "%s = %d is out of range: the machine has %d %s", what, value, n,
                                  things);
     return MPITOPO_SUCCESS;

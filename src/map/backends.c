@@ -92,7 +92,7 @@ static int integer_weights(mpitopo__bk_graph_t *g, const double *w, long long bu
         integral &= w[i] == floor(w[i]);
     }
     if (budget < 2LL * narcs)
-        return mpitopo__error(MPITOPO_ERR_RANGE, "mpitopo_map: %d arcs are too many for the 32-bit weights of the "
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, "mpitopo_map", "%d arcs are too many for the 32-bit weights of the "
                                                  "partitioning library (at most %lld)", narcs, budget / 2);
     double room = (double)(budget - narcs);
     double scale = total > 0 ? room / total : 1.0;
@@ -120,7 +120,7 @@ static int count_arcs(const mpitopo_pattern_t *pt, int64_t *off)
     for (int p = 0; p < n; p++)
         off[p + 1] += off[p];
     if (off[n] > INT_MAX)
-        return mpitopo__error(MPITOPO_ERR_RANGE, "mpitopo_map: %lld arcs exceed the 32-bit indices of the "
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, "mpitopo_map", "%lld arcs exceed the 32-bit indices of the "
                                                  "partitioning library", (long long)off[n]);
     return MPITOPO_SUCCESS;
 }
@@ -339,7 +339,7 @@ int mpitopo__bk_assign_leaves(const mpitopo_machine_t *m, int nprocs, int *leaf)
     for (int p = 0; p < nprocs && rc == MPITOPO_SUCCESS; p++) {
         int u = m->unit[top][leaf[p]];
         if (next[u] >= m->first[top][u + 1] || next[u] >= nprocs)
-            rc = mpitopo__error(MPITOPO_ERR_INTERNAL, "mpitopo_map: balance repair left unit %d of level '%s' overfull",
+            rc = MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "balance repair left unit %d of level '%s' overfull",
                                 u, m->name[top]);
         else
             leaf[p] = next[u]++;

@@ -121,7 +121,7 @@ int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_
 {
     uint64_t seed = options ? options->seed : 1;
     if (args && mpitopo__parse_seed(args, &seed) != 0)
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: random:SEED: SEED = \"%.64s\" is not an integer in "
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "random:SEED: SEED = \"%.64s\" is not an integer in "
                                                "[0, 2^63-1]", args);
     return mpitopo__place_random(machine, pattern_size(pattern), seed, leaf_of_proc);
 }

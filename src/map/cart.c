@@ -653,7 +653,7 @@ int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t 
 {
     (void)args;
     if (!pattern->cart)
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: mapper 'cart' needs a Cartesian pattern "
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "mapper 'cart' needs a Cartesian pattern "
                                                "(made by mpitopo_pattern_cart or a cart: description)");
     mpitopo_machine_t *sub = NULL;
     int *orig = NULL;

@@ -206,33 +206,33 @@ static int check_dims(const char *func, int nprocs, int ndims, const int *dims, 
                       int *nfree)
 {
     if (nprocs < 1)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "nprocs = %d must be >= 1", nprocs);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "nprocs = %d must be >= 1", nprocs);
     if (ndims < 0 || ndims > MPITOPO_MAX_DIMS)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "ndims = %d must be in [0, %d]", ndims,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "ndims = %d must be in [0, %d]", ndims,
                                  MPITOPO_MAX_DIMS);
     if (!dims && ndims > 0)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "dims is NULL with ndims = %d", ndims);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "dims is NULL with ndims = %d", ndims);
     long long fixed = 1;
     int zeros = 0;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 0)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, func, "dims[%d] = %d must be >= 0", i, dims[i]);
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "dims[%d] = %d must be >= 0", i, dims[i]);
         zeros += dims[i] == 0;
         if (dims[i] > 0 && fixed <= nprocs)
             fixed *= dims[i];
     }
     if (fixed > nprocs)
-        return mpitopo__error_at(MPITOPO_ERR_RANGE, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, func,
                                  "the non-zero entries of dims multiply to more than nprocs = %d", nprocs);
     if (nprocs % fixed != 0)
-        return mpitopo__error_at(MPITOPO_ERR_RANGE, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, func,
                                  "the non-zero entries of dims multiply to %lld, which does not divide nprocs = %d",
                                  fixed, nprocs);
     if (ndims == 0 && nprocs != 1)
-        return mpitopo__error_at(MPITOPO_ERR_RANGE, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, func,
                                  "ndims = 0 makes a grid of 1 process, not nprocs = %d", nprocs);
     if (zeros == 0 && fixed != nprocs)
-        return mpitopo__error_at(MPITOPO_ERR_RANGE, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, func,
                                  "every entry of dims is fixed and they multiply to %lld, not nprocs = %d", fixed,
                                  nprocs);
     *free_product = (int)(nprocs / fixed);

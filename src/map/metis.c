@@ -96,9 +96,9 @@ static int run_metis(metis_map_t *mm, const group_t *gr)
     int r = METIS_PartGraphKway(&nvtxs, &ncon, mm->xadj, mm->adj, NULL, NULL, mm->wgt, &nparts, mm->tpwgts, NULL,
                                 opts, &cut, mm->part);
     if (r == METIS_ERROR_MEMORY)
-        return mpitopo__error(MPITOPO_ERR_NOMEM, "mpitopo_map: metis: METIS_PartGraphKway ran out of memory");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, "mpitopo_map", "metis: METIS_PartGraphKway ran out of memory");
     if (r != METIS_OK)
-        return mpitopo__error(MPITOPO_ERR_INTERNAL, "mpitopo_map: metis: METIS_PartGraphKway returned %d for "
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "metis: METIS_PartGraphKway returned %d for "
                                                     "%d processes into %d parts", r, gr->nmembers, gr->nparts);
     for (int i = 0; i < gr->nmembers; i++)
         place(mm, gr, i, mm->part[i] >= 0 && mm->part[i] < gr->nparts ? mm->part[i] : 0);

@@ -53,7 +53,7 @@ static int find_mapper(const char *name, size_t len, const struct entry **out)
         size_t used = strlen(known);
         snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", mappers[i].info.name);
     }
-    return mpitopo__error(MPITOPO_ERR_NOT_FOUND, "mpitopo_mapper_find: name = \"%.*s\": no such mapper (known: %s)",
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_NOT_FOUND, "mpitopo_mapper_find", "name = \"%.*s\": no such mapper (known: %s)",
                           (int)len, name, known);
 }
 
@@ -116,11 +116,11 @@ static int check_map_args(const char *spec, const mpitopo_machine_t *machine,
                           const mpitopo_pattern_t *pattern, const int *leaf_of_proc, int *nprocs)
 {
     if (!spec || !machine || !pattern || !leaf_of_proc)
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: %s is NULL",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "%s is NULL",
                               !spec ? "spec" : !machine ? "machine" : !pattern ? "pattern" : "leaf_of_proc");
     mpitopo_pattern_nprocs(pattern, nprocs);
     if (*nprocs > machine->nleaves)
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: the pattern has %d processes but the machine only %d leaves",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "the pattern has %d processes but the machine only %d leaves",
                               *nprocs, machine->nleaves);
     return MPITOPO_SUCCESS;
 }
@@ -159,9 +159,9 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
     if (!options)
         options = &defaults;
     if (options->launch && (rc = mpitopo_mapping_check(machine, nprocs, options->launch)) != MPITOPO_SUCCESS)
-        return mpitopo__error_context(rc, "mpitopo_map: options->launch is not a valid placement");
+        return MPITOPO_FAIL_CONTEXT(rc, "mpitopo_map: options->launch is not a valid placement");
     if ((int)options->weight < MPITOPO_WEIGHT_BYTES || options->weight > MPITOPO_WEIGHT_UNIT)
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: options->weight = %d is not a mpitopo_weight_t",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "options->weight = %d is not a mpitopo_weight_t",
                               (int)options->weight);
     const char *colon = strchr(spec, ':');
     size_t namelen = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -169,7 +169,7 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
     if ((rc = find_mapper(spec, namelen, &mapper)) != MPITOPO_SUCCESS)
         return rc;
     if (colon && !mapper->takes_args)
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: spec = \"%.64s\": mapper '%s' takes no argument", spec,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "spec = \"%.64s\": mapper '%s' takes no argument", spec,
                               mapper->info.name);
     rc = mapper->map(machine, pattern, colon ? colon + 1 : NULL, options, leaf_of_proc);
     if (rc != MPITOPO_SUCCESS)
@@ -178,7 +178,7 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
     if (rc == MPITOPO_ERR_NOMEM)
         return rc;
     if (rc != MPITOPO_SUCCESS)
-        return mpitopo__error_context(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper '%s' returned an invalid mapping",
+        return MPITOPO_FAIL_CONTEXT(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper '%s' returned an invalid mapping",
                                       mapper->info.name);
     if (options->never_worse)
         rc = mpitopo__keep_launch_unless_cheaper(machine, pattern, options, nprocs, leaf_of_proc, &kept);

@@ -77,7 +77,7 @@ static int scotch_failed(const char *call)
     memcpy(text, message, sizeof text);
     message[0] = '\0';
     pthread_mutex_unlock(&message_lock);
-    return mpitopo__error(MPITOPO_ERR_INTERNAL, "mpitopo_map: scotch: %s failed: %s", call,
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "scotch: %s failed: %s", call,
                           text[0] ? text : "(Scotch gave no message)");
 }
 
@@ -153,7 +153,7 @@ static int build_arch(const mpitopo_machine_t *m, int nprocs, SCOTCH_Arch *tree,
         arity[l] = max_arity(m, l);
         terminals *= arity[l];
         if (terminals > SCOTCH_NUMMAX)
-            return mpitopo__error(MPITOPO_ERR_UNSUPPORTED, "mpitopo_map: scotch: the regular tree enclosing the machine "
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, "mpitopo_map", "scotch: the regular tree enclosing the machine "
                                                            "has more than %d leaves", (int)SCOTCH_NUMMAX);
         if (arity[l] < 2)
             continue;
@@ -161,7 +161,7 @@ static int build_arch(const mpitopo_machine_t *m, int nprocs, SCOTCH_Arch *tree,
         kept_cost[nkept++] = m->cost[l];
     }
     if (nkept == 0) /* one leaf: the caller maps a single process itself */
-        return mpitopo__error(MPITOPO_ERR_INTERNAL, "mpitopo_map: scotch: the machine has a single leaf");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "scotch: the machine has a single leaf");
     link_costs(kept_cost, nkept, link, maxdist);
     if (SCOTCH_archTleaf(tree, nkept, kept_arity, link) != 0)
         return scotch_failed("SCOTCH_archTleaf");
@@ -259,7 +259,7 @@ static int map_graph(const mpitopo_machine_t *m, const mpitopo_pattern_t *patter
      * full regular tree numbers its terminals as the machine its leaves. */
     for (int p = 0; rc == MPITOPO_SUCCESS && p < nprocs; p++)
         if (leaf[p] < 0 || leaf[p] >= nprocs)
-            rc = mpitopo__error(MPITOPO_ERR_INTERNAL, "mpitopo_map: scotch: process %d mapped to domain %d, "
+            rc = MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "scotch: process %d mapped to domain %d, "
                                                       "outside [0, %d)", p, leaf[p], nprocs);
     if (rc == MPITOPO_SUCCESS && g.xadj[nprocs] > 0)
         rc = repair(m, &g, leaf);

@@ -356,7 +356,7 @@ static int parse_args(const char *args, int *mode)
     else if (strcmp(args, "bottomup") == 0)
         *mode = TREE_BOTTOMUP;
     else
-        return mpitopo__error(MPITOPO_ERR_ARG, "mpitopo_map: mapper 'tree': argument \"%.64s\" is not "
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "mapper 'tree': argument \"%.64s\" is not "
                                                "best, topdown or bottomup", args);
     return MPITOPO_SUCCESS;
 }

@@ -267,7 +267,7 @@ static int group_level(bottomup_t *bu, const mpitopo__tgraph_t *g, const uint64_
         bu->mfirst[l][k + 1] = used;
     }
     if (used != n)
-        return mpitopo__error(MPITOPO_ERR_INTERNAL, "tree mapper: level %d: shapes of units do not match", l);
+        return MPITOPO_FAIL_MSG(MPITOPO_ERR_INTERNAL, "tree mapper: level %d: shapes of units do not match", l);
     return cg ? aggregate(g, gr.group_of, bu->mfirst[l], bu->mlist[l], ng, mark, cg) : MPITOPO_SUCCESS;
 }
 
@@ -285,7 +285,7 @@ static int match_shapes(bottomup_t *bu, const int *objs, const uint64_t *oshape,
     qsort(y, (size_t)n, sizeof *y, compare_keyed);
     for (int i = 0; i < n; i++) {
         if (x[i].key != y[i].key)
-            return mpitopo__error(MPITOPO_ERR_INTERNAL, "tree mapper: a group does not fit its unit");
+            return MPITOPO_FAIL_MSG(MPITOPO_ERR_INTERNAL, "tree mapper: a group does not fit its unit");
         unit_of[x[i].idx] = y[i].idx;
     }
     return MPITOPO_SUCCESS;

@@ -101,16 +101,16 @@ static int check_args(const char *func, const mpitopo_machine_t *m, const mpitop
                       const int *leaf_of_proc, mpitopo_weight_t weight, const void *out)
 {
     if (!m || !pat || !out)
-        return mpitopo__error(MPITOPO_ERR_ARG, "%s: %s is NULL", func, !m ? "machine" : !pat ? "pattern" : "the output");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s is NULL", !m ? "machine" : !pat ? "pattern" : "the output");
     if ((int)weight < MPITOPO_WEIGHT_BYTES || weight > MPITOPO_WEIGHT_UNIT)
-        return mpitopo__error(MPITOPO_ERR_ARG, "%s: weight = %d is not a mpitopo_weight_t", func, (int)weight);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "weight = %d is not a mpitopo_weight_t", (int)weight);
     if (pat->nprocs > m->nleaves)
-        return mpitopo__error(MPITOPO_ERR_ARG, "%s: the pattern has %d processes but the machine only %d leaves",
-                              func, pat->nprocs, m->nleaves);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "the pattern has %d processes but the machine only %d leaves",
+                               pat->nprocs, m->nleaves);
     if (leaf_of_proc) {
         int rc = mpitopo_mapping_check(m, pat->nprocs, leaf_of_proc);
         if (rc != MPITOPO_SUCCESS)
-            return mpitopo__error_context(rc, "%s", func);
+            return MPITOPO_FAIL_CONTEXT(rc, "%s", func);
     }
     return MPITOPO_SUCCESS;
 }

@@ -56,14 +56,14 @@ static int spread_error(const mpitopo__agree_t *a, int local, int first)
     if (a->rank == first || (local != MPITOPO_SUCCESS && local == e.code))
         return local;
     if (e.code > 0) /* MPI's own code passes through */
-        return mpitopo__error_at(e.code, a->func, "process %d of comm: %s", first, e.what);
+        return MPITOPO_FAIL_AS(e.code, a->func, "process %d of comm: %s", first, e.what);
     if (local != MPITOPO_SUCCESS) {
         char mine[MPITOPO__AGREE_MSG];
         own_message(a, local, mine, sizeof mine);
-        return mpitopo__error_at(e.code, a->func, "process %d of comm has invalid arguments: %s "
+        return MPITOPO_FAIL_AS(e.code, a->func, "process %d of comm has invalid arguments: %s "
                                  "(and this process: %s)", first, e.what, mine);
     }
-    return mpitopo__error_at(e.code, a->func, "process %d of comm has invalid arguments: %s", first,
+    return MPITOPO_FAIL_AS(e.code, a->func, "process %d of comm has invalid arguments: %s", first,
                              e.what);
 }
 
@@ -95,7 +95,7 @@ static int find_difference(const mpitopo__agree_t *a)
     size_t len = a->record ? a->record_len : (size_t)a->nargs * sizeof *vals;
     unsigned char root[MPITOPO__AGREE_RECORD];
     if (len > sizeof root)
-        return mpitopo__error_at(MPITOPO_ERR_INTERNAL, a->func, "agreement record of %zu bytes", len);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, a->func, "agreement record of %zu bytes", len);
     for (int i = 0; i < a->nargs; i++)
         vals[i] = a->arg[i].value;
     const void *mine = a->record ? a->record : (const void *)vals;
@@ -118,7 +118,7 @@ static int find_difference(const mpitopo__agree_t *a)
     if ((rc = PMPI_Bcast(what, sizeof what, MPI_CHAR, first, a->comm)) != MPI_SUCCESS)
         return rc;
     what[sizeof what - 1] = '\0';
-    return mpitopo__error_at(MPITOPO_ERR_MISMATCH, a->func,
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_MISMATCH, a->func,
                              "the arguments differ between processes: on process %d, %s", first, what);
 }
 
@@ -128,7 +128,7 @@ int mpitopo__agree(mpitopo__agree_t *a, int local)
     int g[sizeof v / sizeof *v];
     int n = SLOT_ARGS + 2 * a->nargs + a->nextra;
     if (a->nargs > MPITOPO__AGREE_ARGS || a->nextra > MPITOPO__AGREE_EXTRA)
-        return mpitopo__error_at(MPITOPO_ERR_INTERNAL, a->func, "agreement on too many arguments");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, a->func, "agreement on too many arguments");
     v[SLOT_BAD] = local != MPITOPO_SUCCESS ? a->rank : INT_MAX;
     v[SLOT_NOCHECK] = !mpitopo__check_args();
     for (int i = 0; i < a->nargs; i++) {

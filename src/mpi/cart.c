@@ -40,18 +40,18 @@ typedef struct cart_request {
 static int check_grid(cart_request_t *r, int with_topology)
 {
     if (r->ndims < 0 || r->ndims > MPITOPO_MAX_DIMS)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "ndims = %d must be in [0, %d]", r->ndims,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "ndims = %d must be in [0, %d]", r->ndims,
                                  MPITOPO_MAX_DIMS);
     if (r->ndims > 0 && (!r->dims || !r->periods))
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL with ndims = %d",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s = NULL with ndims = %d",
                                  !r->dims ? "dims" : "periods", r->ndims);
     long long prod = 1;
     for (int i = 0; i < r->ndims; i++) {
         if (r->dims[i] < 1)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "dims[%d] = %d must be >= 1", i, r->dims[i]);
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "dims[%d] = %d must be >= 1", i, r->dims[i]);
         prod *= r->dims[i];
         if (prod > r->size)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func,
                                      "prod(dims) exceeds the %d processes of comm (at dims[%d] = %d)", r->size,
                                      i, r->dims[i]);
     }
@@ -60,7 +60,7 @@ static int check_grid(cart_request_t *r, int with_topology)
     if (rc != MPI_SUCCESS)
         return rc;
     if (status != MPI_UNDEFINED)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "comm already has a %s topology",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "comm already has a %s topology",
                                  status == MPI_CART ? "Cartesian" : status == MPI_GRAPH ? "graph" : "dist-graph");
     return MPITOPO_SUCCESS;
 }
@@ -182,7 +182,7 @@ static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
     if (stencil && *stencil) {
         r->stencil_from_info = 0;
         if (strlen(stencil) >= sizeof r->stencil)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "stencil is longer than %zu characters",
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "stencil is longer than %zu characters",
                                      sizeof r->stencil - 1);
         snprintf(r->stencil, sizeof r->stencil, "%s", stencil);
     }
@@ -215,7 +215,7 @@ static int grid_pattern(const cart_request_t *r, mpitopo_pattern_t **pattern)
     int rc = mpitopo_pattern_from_string(desc, pattern);
     mpitopo__free(desc);
     if (rc != MPITOPO_SUCCESS)
-        return mpitopo__error_restate(rc, r->func, "%s = \"%s\"",
+        return MPITOPO_FAIL_RESTATE(rc, r->func, "%s = \"%s\"",
                                       r->stencil_from_info ? "info mpitopo_stencil" : "stencil", r->stencil);
     return MPITOPO_SUCCESS;
 }
@@ -270,7 +270,7 @@ static int new_rank(const cart_request_t *r, int *position)
         int kept = 0;
         rc = mpitopo_map(r->mapper, m, pattern, &opt, mapped, &kept);
         if (rc != MPITOPO_SUCCESS)
-            rc = mpitopo__error_restate(rc, r->func, "mapping the grid");
+            rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the grid");
         else
             report(r, ni, m, pattern, leaf_of_rank, mapped, kept);
     }
@@ -298,7 +298,7 @@ static int reordered_create(const cart_request_t *r, MPI_Comm *newcomm)
     int n = 0;
     rc = PMPI_Comm_size(ordered, &n);
     if (rc == MPI_SUCCESS && n != r->nprocs)
-        rc = mpitopo__error_at(MPITOPO_ERR_INTERNAL, r->func,
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, r->func,
                                "another process of comm failed to compute the mapping (%d of %d joined)", n,
                                r->nprocs);
     if (rc == MPI_SUCCESS)
@@ -323,7 +323,7 @@ static int prepare(cart_request_t *r, const char *stencil, MPI_Info info, int wi
     if ((rc = PMPI_Comm_rank(r->comm, &r->rank)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_size(r->comm, &r->size)) != MPI_SUCCESS)
         return rc;
-    int local = out ? MPITOPO_SUCCESS : mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL", out_name);
+    int local = out ? MPITOPO_SUCCESS : MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s = NULL", out_name);
     if (local == MPITOPO_SUCCESS)
         local = read_info(r, stencil, info);
     if (local == MPITOPO_SUCCESS)
@@ -394,7 +394,7 @@ static int comm_dims_create_impl(MPI_Comm comm, int ndims, int *dims)
         rc = mpitopo_dims_create_nodes(size, ni->min_local_size, ndims, dims, NULL, NULL);
     else
         rc = mpitopo_dims_create(size, ndims, dims);
-    return rc == MPITOPO_SUCCESS ? rc : mpitopo__error_restate(rc, "mpitopo_comm_dims_create", "size %d", size);
+    return rc == MPITOPO_SUCCESS ? rc : MPITOPO_FAIL_RESTATE(rc, "mpitopo_comm_dims_create", "size %d", size);
 }
 
 int mpitopo_comm_dims_create(MPI_Comm comm, int ndims, int *dims)

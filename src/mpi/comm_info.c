@@ -114,7 +114,7 @@ static int merge(keys_t *k, MPI_Info info, const char *func)
 {
     int nkeys, rc = PMPI_Info_get_nkeys(info, &nkeys);
     if (rc != MPI_SUCCESS)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "info is not valid");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "info is not valid");
     for (int i = 0; i < nkeys; i++) {
         char key[MPI_MAX_INFO_KEY + 1], value[VALUE_LEN];
         int found = 0;
@@ -123,7 +123,7 @@ static int merge(keys_t *k, MPI_Info info, const char *func)
         if (strncmp(key, "mpitopo_", 8) != 0)
             continue;
         if (strlen(key) >= KEY_LEN)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, func, "info key \"%.64s...\" is longer than %d characters",
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "info key \"%.64s...\" is longer than %d characters",
                                      key, KEY_LEN - 1);
         if ((rc = mpitopo__info_get(func, info, key, value, VALUE_LEN, &found)) != MPITOPO_SUCCESS)
             return mpitopo__mpi_result(func, rc);
@@ -131,7 +131,7 @@ static int merge(keys_t *k, MPI_Info info, const char *func)
         while (j < k->n && strcmp(k->key[j], key) != 0)
             j++;
         if (j == MAX_KEYS)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, func, "more than %d mpitopo_ info keys on comm (at %s)",
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "more than %d mpitopo_ info keys on comm (at %s)",
                                      MAX_KEYS, key);
         snprintf(k->key[j], KEY_LEN, "%s", key);
         snprintf(k->value[j], VALUE_LEN, "%s", value);
@@ -155,7 +155,7 @@ int mpitopo__comm_info_set(MPI_Comm comm, MPI_Info info, const char *func)
 {
     int rc = mpitopo__check_mpi(func);
     if (rc == MPITOPO_SUCCESS && comm == MPI_COMM_NULL)
-        rc = mpitopo__error_at(MPITOPO_ERR_ARG, func, "comm = MPI_COMM_NULL");
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "comm = MPI_COMM_NULL");
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if ((rc = keyval_ready()) != MPI_SUCCESS)

@@ -99,7 +99,7 @@ static int load_network(void)
     }
     int rc = MPITOPO_SUCCESS;
     if (net.rc != MPITOPO_SUCCESS)
-        rc = mpitopo__error_at(net.rc, "mpitopo_comm_machine", "%s", net.msg);
+        rc = MPITOPO_FAIL_AS(net.rc, "mpitopo_comm_machine", "%s", net.msg);
     pthread_mutex_unlock(&cm_lock);
     return rc;
 }
@@ -313,10 +313,10 @@ static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_ma
     rc = PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_INT, MPI_MAX, comm);
     if (rc == MPI_SUCCESS && -v[0] < size)
         rc = failed ? local
-                    : mpitopo__error_at(v[1], "mpitopo_comm_machine", "process %d of comm failed: %s", -v[0],
+                    : MPITOPO_FAIL_AS(v[1], "mpitopo_comm_machine", "process %d of comm failed: %s", -v[0],
                                    mpitopo_err_name(v[1]));
     else if (rc == MPI_SUCCESS && (v[2] != -v[3] || v[4] != -v[5]))
-        rc = mpitopo__error_at(MPITOPO_ERR_MISMATCH, "mpitopo_comm_machine",
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_MISMATCH, "mpitopo_comm_machine",
                           "processes of comm disagree on the levels (%d..%d network, %d..%d "
                           "inner): are MPITOPO_NETWORK and MPITOPO_EMULATE the same everywhere?",
                           -v[3], v[2], -v[5], v[4]);
@@ -331,10 +331,10 @@ static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_ma
 static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
 {
     if (!machine)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "machine = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "machine = NULL");
     *machine = NULL;
     if (!leaf_of_rank)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "leaf_of_rank = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_machine", "leaf_of_rank = NULL");
     const mpitopo_nodeinfo_t *ni;
     int rc = mpitopo__comm_nodeinfo(comm, &ni);
     if (rc != MPITOPO_SUCCESS)

@@ -52,7 +52,7 @@ static int load_machine(void)
     int node_level = -1;
     mpitopo_machine_node_level(emu.machine, &node_level);
     if (node_level < 0) {
-        mpitopo__error(MPITOPO_ERR_ARG, "it has no level named \"node\"");
+        MPITOPO_FAIL_MSG(MPITOPO_ERR_ARG, "it has no level named \"node\"");
         mpitopo_machine_destroy(&emu.machine);
         return emu_error(MPITOPO_ERR_ARG, "MPITOPO_EMULATE = \"%s\": %s", desc);
     }
@@ -75,7 +75,7 @@ static int place(int world_size)
     int nleaves = 0;
     mpitopo_machine_nleaves(emu.machine, &nleaves);
     if (nleaves < world_size) {
-        mpitopo__error(MPITOPO_ERR_RANGE,
+        MPITOPO_FAIL_MSG(MPITOPO_ERR_RANGE,
                        "%d leaves, fewer than the %d processes of MPI_COMM_WORLD", nleaves,
                        world_size);
         return emu_error(MPITOPO_ERR_RANGE, "MPITOPO_EMULATE = \"%s\" has %s", emu.desc);
@@ -98,11 +98,11 @@ static int emulation_impl(int world_rank, int world_size, const mpitopo_machine_
                       int *leaf)
 {
     if (!machine)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_emulation", "machine = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_emulation", "machine = NULL");
     if (world_size < 1)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_emulation", "world_size = %d must be >= 1", world_size);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_emulation", "world_size = %d must be >= 1", world_size);
     if (world_rank < 0 || world_rank >= world_size)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_emulation", "world_rank = %d must be in [0, %d)", world_rank,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_emulation", "world_rank = %d must be in [0, %d)", world_rank,
                             world_size);
     *machine = NULL;
     if (leaf)
@@ -119,7 +119,7 @@ static int emulation_impl(int world_rank, int world_size, const mpitopo_machine_
         rc = place(world_size);
     if (emu.rc != MPITOPO_SUCCESS) {
         /* The same error, with its message, on every call. */
-        rc = mpitopo__error_at(emu.rc, "mpitopo_emulation", "%s", emu.msg);
+        rc = MPITOPO_FAIL_AS(emu.rc, "mpitopo_emulation", "%s", emu.msg);
     } else if (rc == MPITOPO_SUCCESS && emu.machine) {
         *machine = emu.machine;
         if (leaf)
@@ -160,7 +160,7 @@ int mpitopo__emulated_leaf(MPI_Comm comm, const mpitopo_machine_t **machine, int
     if (wrank == MPI_UNDEFINED) {
         rc = mpitopo_emulation(0, wsize, machine, NULL);
         if (rc == MPITOPO_SUCCESS && *machine)
-            return mpitopo__error(MPITOPO_ERR_UNSUPPORTED,
+            return MPITOPO_FAIL_MSG(MPITOPO_ERR_UNSUPPORTED,
                                   "MPITOPO_EMULATE: rank %d of comm is not in MPI_COMM_WORLD "
                                   "(spawned?) and has no emulated place",
                                   rank);

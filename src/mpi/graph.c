@@ -56,21 +56,21 @@ static int check_list(const graph_request_t *r, const char *name, int n, const i
                       const int *w)
 {
     if (n < 0)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "the size of %s = %d must be >= 0", name, n);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "the size of %s = %d must be >= 0", name, n);
     if (n > 0 && !list)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL with %d entries", name, n);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s = NULL with %d entries", name, n);
     int weighted = !is_unweighted(w);
     if (n > 0 && weighted && (!w || w == MPI_WEIGHTS_EMPTY))
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = %s with %d edges (use MPI_UNWEIGHTED)", wname,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s = %s with %d edges (use MPI_UNWEIGHTED)", wname,
                                  w ? "MPI_WEIGHTS_EMPTY" : "NULL", n);
     for (int i = 0; i < n; i++) {
         if (list[i] == MPI_PROC_NULL)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s[%d] = MPI_PROC_NULL: not a process", name, i);
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s[%d] = MPI_PROC_NULL: not a process", name, i);
         if (list[i] < 0 || list[i] >= r->size)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s[%d] = %d out of range [0, %d)", name, i,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s[%d] = %d out of range [0, %d)", name, i,
                                      list[i], r->size);
         if (weighted && w[i] < 0)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s[%d] = %d must be >= 0", wname, i, w[i]);
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s[%d] = %d must be >= 0", wname, i, w[i]);
     }
     return MPITOPO_SUCCESS;
 }
@@ -92,7 +92,7 @@ static int check_adjacent(graph_request_t *r, int indegree, const int *sources, 
         return rc;
     int in = weight_class(indegree, sourceweights), out = weight_class(outdegree, destweights);
     if (in >= 0 && out >= 0 && in != out)
-        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func, "%s is MPI_UNWEIGHTED but %s is not",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_MISMATCH, r->func, "%s is MPI_UNWEIGHTED but %s is not",
                                  in ? "destweights" : "sourceweights", in ? "sourceweights" : "destweights");
     r->weighted = in >= 0 ? in : out;
     return MPITOPO_SUCCESS;
@@ -105,14 +105,14 @@ static int check_general(graph_request_t *r, int n, const int *sources, const in
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (n > 0 && !degrees)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "degrees = NULL with n = %d", n);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "degrees = NULL with n = %d", n);
     int64_t total = 0;
     for (int i = 0; i < n; i++) {
         if (degrees[i] < 0)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "degrees[%d] = %d must be >= 0", i, degrees[i]);
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "degrees[%d] = %d must be >= 0", i, degrees[i]);
         total += degrees[i];
         if (total > INT_MAX / 3)
-            return mpitopo__error_at(MPITOPO_ERR_RANGE, r->func, "more than %d edges given by one process",
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, r->func, "more than %d edges given by one process",
                                      INT_MAX / 3);
     }
     rc = check_list(r, "destinations", (int)total, destinations, "weights", weights);
@@ -157,7 +157,7 @@ static int agree(graph_request_t *r, int local, const whole_graph_t *g)
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (a.extra[0] != INT_MAX && a.extra[1] != INT_MAX)
-        return mpitopo__error_at(MPITOPO_ERR_MISMATCH, r->func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_MISMATCH, r->func,
                                  "weights are given on process %d but MPI_UNWEIGHTED on process %d", a.extra[0],
                                  a.extra[1]);
     /* From here on, whether the graph is weighted at all. */
@@ -224,7 +224,7 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
     opt.never_worse = 1;
     int kept = 0;
     if ((rc = mpitopo_map(r->opt.mapper, m, pattern, &opt, mapped, &kept)) != MPITOPO_SUCCESS) {
-        rc = mpitopo__error_restate(rc, r->func, "mapping the graph");
+        rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the graph");
         goto cleanup;
     }
     if (r->rank == 0 && !r->quiet)
@@ -320,7 +320,7 @@ static int share_message(const graph_request_t *r, int local, int code)
     if (r->rank == 0)
         return local;
     what[sizeof what - 1] = '\0';
-    return mpitopo__error_at(code, r->func, "on process 0: %s", what);
+    return MPITOPO_FAIL_AS(code, r->func, "on process 0: %s", what);
 }
 
 /* Rank 0's error reaches every process: its code, then its message. */
@@ -341,7 +341,7 @@ static int root_buffers(const graph_request_t *r, int *counts, int *displs, int 
         displs[q] = (int)(3 * *total);
         *total += counts[q];
         if (*total > INT_MAX / 3)
-            return mpitopo__error_at(MPITOPO_ERR_RANGE, r->func, "the graph has more than %d edges in all",
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, r->func, "the graph has more than %d edges in all",
                                      INT_MAX / 3);
     }
     for (int q = 0; q < r->size; q++)
@@ -425,7 +425,7 @@ static int split_by_role(const graph_request_t *r, int local, int role, MPI_Comm
     int n = 0;
     rc = PMPI_Comm_size(*ordered, &n);
     if (rc == MPI_SUCCESS && n != r->nroles)
-        rc = mpitopo__error_at(MPITOPO_ERR_INTERNAL, r->func,
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, r->func,
                                "another process of comm failed to compute the mapping (%d of %d joined)", n,
                                r->nroles);
     if (rc != MPI_SUCCESS)
@@ -509,7 +509,7 @@ static int all_ok(const graph_request_t *r, MPI_Comm comm, int local)
     if (rc != MPI_SUCCESS || local != MPITOPO_SUCCESS)
         return local != MPITOPO_SUCCESS ? local : rc;
     if (first != INT_MAX)
-        return mpitopo__error_at(MPITOPO_ERR_INTERNAL, r->func, "process %d of comm failed (see its error)", first);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, r->func, "process %d of comm failed (see its error)", first);
     return MPITOPO_SUCCESS;
 }
 
@@ -532,7 +532,7 @@ static int begin(graph_request_t *r, MPI_Info info, int reorder, const void *out
     r->opt.reorder = reorder != 0;
     r->nroles = r->size;
     *local = out ? mpitopo__topo_options_read(r->func, info, &r->opt)
-                 : mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL", out_name);
+                 : MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s = NULL", out_name);
     return MPITOPO_SUCCESS;
 }
 
@@ -708,19 +708,19 @@ int mpitopo_dist_graph_create(MPI_Comm comm, int n, const int sources[], const i
 static int check_graph(graph_request_t *r, int nnodes, const int *index, const int *edges)
 {
     if (nnodes < 0 || nnodes > r->size)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "nnodes = %d must be in [0, %d] (the size of comm)",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "nnodes = %d must be in [0, %d] (the size of comm)",
                                  nnodes, r->size);
     if (nnodes > 0 && (!index || !edges))
-        return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "%s = NULL with nnodes = %d",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s = NULL with nnodes = %d",
                                  !index ? "index" : "edges", nnodes);
     for (int i = 0; i < nnodes; i++)
         if (index[i] < (i ? index[i - 1] : 0))
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "index[%d] = %d is below %s = %d", i, index[i],
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "index[%d] = %d is below %s = %d", i, index[i],
                                      i ? "the previous entry" : "0", i ? index[i - 1] : 0);
     int nedges = nnodes ? index[nnodes - 1] : 0;
     for (int k = 0; k < nedges; k++)
         if (edges[k] < 0 || edges[k] >= nnodes)
-            return mpitopo__error_at(MPITOPO_ERR_ARG, r->func, "edges[%d] = %d out of range [0, %d)", k, edges[k],
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "edges[%d] = %d out of range [0, %d)", k, edges[k],
                                      nnodes);
     r->nroles = nnodes;
     r->weighted = 1; /* one unit per edge, duplicates adding up */

@@ -234,7 +234,7 @@ static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local)
         rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MAX, comm);
     if (rc == MPI_SUCCESS && -v[2] < size)
         rc = failed ? local
-                    : mpitopo__error_at(v[3], "mpitopo_comm_nodeinfo",
+                    : MPITOPO_FAIL_AS(v[3], "mpitopo_comm_nodeinfo",
                                         "process %d of comm failed: %s%s", -v[2],
                                         mpitopo_err_name(v[3]),
                                         emulate ? " (with MPITOPO_EMULATE set)" : "");
@@ -287,7 +287,7 @@ static int create(MPI_Comm comm, int keyval, const mpitopo_nodeinfo_t **info)
 int mpitopo__comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 {
     if (!info)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_nodeinfo", "info = NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_nodeinfo", "info = NULL");
     *info = NULL;
     int rc, keyval, flag = 0;
     if ((rc = mpitopo__check_mpi("mpitopo_comm_nodeinfo")) != MPITOPO_SUCCESS ||
@@ -307,7 +307,7 @@ int mpitopo__comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
     nodeinfo_entry_t *e = a->entry;
     pthread_mutex_unlock(&cache_lock);
     if (!e)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, "mpitopo_comm_nodeinfo", "MPI is being finalized");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_nodeinfo", "MPI is being finalized");
     *info = &e->info;
     return MPITOPO_SUCCESS;
 }

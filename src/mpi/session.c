@@ -63,7 +63,7 @@ int mpitopo__check_mpi(const char *func)
     PMPI_Initialized(&init);
     PMPI_Finalized(&fini);
     if (!init || fini)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "MPI is %s",
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "MPI is %s",
                                  fini ? "already finalized" : "not initialized");
     return MPITOPO_SUCCESS;
 }
@@ -71,12 +71,12 @@ int mpitopo__check_mpi(const char *func)
 int mpitopo__check_intracomm(MPI_Comm comm, const char *func)
 {
     if (comm == MPI_COMM_NULL)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "comm = MPI_COMM_NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "comm = MPI_COMM_NULL");
     int inter = 0, rc = PMPI_Comm_test_inter(comm, &inter);
     if (rc != MPI_SUCCESS)
         return rc;
     if (inter)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "comm is an intercommunicator; an intracommunicator is required");
     return MPITOPO_SUCCESS;
 }
@@ -89,5 +89,5 @@ int mpitopo__mpi_result(const char *func, int rc)
     int len = 0;
     if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "(no description)");
-    return mpitopo__error_at(rc, func, "MPI error %d: %s", rc, text);
+    return MPITOPO_FAIL_AS(rc, func, "MPI error %d: %s", rc, text);
 }

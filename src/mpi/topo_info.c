@@ -45,7 +45,7 @@ int mpitopo__info_get(const char *func, MPI_Info info, const char *key, char *va
         return rc;
     if (vlen >= len) {
         *found = 0;
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "info %s is %d characters long; at most %d are read", key,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "info %s is %d characters long; at most %d are read", key,
                                  vlen, len - 1);
     }
     return PMPI_Info_get(info, key, len - 1, value, found);
@@ -59,17 +59,17 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
         return rc;
     if (found) {
         if (strlen(v) >= sizeof o->mapper)
-            return mpitopo__error_at(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%.64s...\": too long", v);
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%.64s...\": too long", v);
         if ((rc = mpitopo__map_check_spec(v)) == MPITOPO_ERR_NOMEM)
             return rc;
         if (rc != MPITOPO_SUCCESS)
-            return mpitopo__error_restate(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%s\"", v);
+            return MPITOPO_FAIL_RESTATE(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%s\"", v);
         memcpy(o->mapper, v, strlen(v) + 1); /* fits: checked above */
     }
     if ((rc = mpitopo__info_get(func, info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found && mpitopo_weight_from_string(v, &o->weight) != MPITOPO_SUCCESS)
-        return mpitopo__error_at(MPITOPO_ERR_PARSE, func,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, func,
                                  "info mpitopo_weights = \"%s\": expected bytes, messages or unit", v);
     if ((rc = mpitopo__info_get(func, info, "mpitopo_reorder", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
@@ -77,7 +77,7 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
         if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
             o->reorder = 0;
         else if (strcmp(v, "true") != 0 && strcmp(v, "1") != 0)
-            return mpitopo__error_at(MPITOPO_ERR_PARSE, func,
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, func,
                                      "info mpitopo_reorder = \"%s\": expected true or false", v);
     }
     return MPITOPO_SUCCESS;
@@ -111,6 +111,6 @@ int mpitopo__stencil_check(const char *func, const char *name, const char *stenc
 {
     if (mpitopo__stencil_offsets(ndims, moore, radius) >= 0)
         return MPITOPO_SUCCESS;
-    return mpitopo__error_at(MPITOPO_ERR_ARG, func, "%s = \"%s\" on %d dimensions has more than %d offsets",
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s = \"%s\" on %d dimensions has more than %d offsets",
                              name, stencil, ndims, MPITOPO_MAX_STENCIL_OFFSETS);
 }

@@ -119,7 +119,7 @@ int mpitopo_network_load_create(const mpitopo_network_t *network, const mpitopo_
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !network ? "network" : "pattern");
     int rc = load_new(network, pattern, 1, load);
     if (rc != MPITOPO_SUCCESS)
-        return mpitopo__error_restate(rc, __func__, "network of %lld channels",
+        return MPITOPO_FAIL_RESTATE(rc, __func__, "network of %lld channels",
                                       (long long)network->nchannels);
     return rc;
 }
@@ -356,7 +356,7 @@ int mpitopo_network_evaluate(const mpitopo_network_t *network, const mpitopo_pat
     mpitopo_network_load_t *l;
     int rc = load_new(network, pattern, 0, &l);
     if (rc != MPITOPO_SUCCESS)
-        return mpitopo__error_restate(rc, __func__, "pattern of %d processes", nprocs);
+        return MPITOPO_FAIL_RESTATE(rc, __func__, "pattern of %d processes", nprocs);
     /* Every process at once: each out-edge once, no in-edge pass needed. */
     for (int p = 0; p < nprocs; p++)
         l->node[p] = mapping[p];

@@ -22,7 +22,7 @@ static int desc_fail(const char *desc, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return mpitopo__error_at(code, net_fn, "desc = \"%.200s\": %s", desc, detail);
+    return MPITOPO_FAIL_AS(code, net_fn, "desc = \"%.200s\": %s", desc, detail);
 }
 
 /* a * b when it stays <= limit; -1 otherwise (a, b >= 0). */

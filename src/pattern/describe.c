@@ -25,7 +25,7 @@ static int bad(int code, const char *desc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return mpitopo__error_at(code, from_string, "desc = \"%.100s\": %s", desc, detail);
+    return MPITOPO_FAIL_AS(code, from_string, "desc = \"%.100s\": %s", desc, detail);
 }
 
 /* Cut the next piece up to sep (or the end) off the front of rest. */
@@ -134,7 +134,7 @@ static int parse_offsets(const char *desc, slice_t v, cart_desc_t *c)
     int n = count_pieces(v, ';');
     c->offsets = mpitopo__malloc_array((size_t)n * (size_t)(c->ndims ? c->ndims : 1), sizeof(int));
     if (!c->offsets)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, from_string,
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, from_string,
                                  "out of memory allocating offsets");
     for (int k = 0; k < n; k++) {
         slice_t o = take(&v, ';');
@@ -226,7 +226,7 @@ static int rewrap(int rc, const char *desc)
 {
     if (rc == MPITOPO_SUCCESS)
         return rc;
-    return mpitopo__error_restate(rc == MPITOPO_ERR_ARG ? MPITOPO_ERR_PARSE : rc, from_string,
+    return MPITOPO_FAIL_RESTATE(rc == MPITOPO_ERR_ARG ? MPITOPO_ERR_PARSE : rc, from_string,
                                   "desc = \"%.100s\"", desc);
 }
 

@@ -32,7 +32,7 @@ static int bad_line(const parser_t *ps, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return mpitopo__error_at(MPITOPO_ERR_FORMAT, ps->func, "%s:%ld: %s", ps->name, ps->line,
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_FORMAT, ps->func, "%s:%ld: %s", ps->name, ps->line,
                              detail);
 }
 
@@ -82,7 +82,7 @@ static int parse_header(parser_t *ps, const field_t *f, int n)
         return bad_line(ps, "NPROCS = \"%s\" is not an integer in [1, %d]", show(f[2], buf),
                         INT_MAX);
     if (v > ps->max_nprocs)
-        return mpitopo__error_at(MPITOPO_ERR_RANGE, ps->func, "%s:%ld: NPROCS = %lld is more than "
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, ps->func, "%s:%ld: NPROCS = %lld is more than "
                                  "the %d processes allowed", ps->name, ps->line, v, ps->max_nprocs);
     ps->nprocs = (int)v;
     return MPITOPO_SUCCESS;
@@ -172,10 +172,10 @@ static int parser_finish(parser_t *ps, mpitopo_pattern_t **pattern)
 {
     int rc = MPITOPO_SUCCESS;
     if (!ps->nprocs)
-        rc = mpitopo__error_at(MPITOPO_ERR_FORMAT, ps->func,
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_FORMAT, ps->func,
                                "%s: no header line \"mpitopo-pattern 1 NPROCS\"", ps->name);
     if (!rc && (rc = mpitopo__pattern_from_coo(ps->nprocs, &ps->coo, pattern)) == MPITOPO_ERR_RANGE)
-        rc = mpitopo__error_restate(MPITOPO_ERR_FORMAT, ps->func, "%s", ps->name);
+        rc = MPITOPO_FAIL_RESTATE(MPITOPO_ERR_FORMAT, ps->func, "%s", ps->name);
     mpitopo__coo_free(&ps->coo);
     return rc;
 }
@@ -247,7 +247,7 @@ static int parse_stream(FILE *f, parser_t *ps)
 {
     char *buf = mpitopo__malloc(READ_CHUNK);
     if (!buf)
-        return mpitopo__error_at(MPITOPO_ERR_NOMEM, ps->func, "out of memory reading \"%s\"", ps->name);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, ps->func, "out of memory reading \"%s\"", ps->name);
     size_t have = 0, used = 0;
     int rc = MPITOPO_SUCCESS;
     for (;;) {
@@ -255,7 +255,7 @@ static int parse_stream(FILE *f, parser_t *ps)
         if (got == 0) {
             int err = errno;
             if (ferror(f)) {
-                rc = mpitopo__error_at(MPITOPO_ERR_IO, ps->func, "cannot read \"%s\": %s", ps->name,
+                rc = MPITOPO_FAIL_AS(MPITOPO_ERR_IO, ps->func, "cannot read \"%s\": %s", ps->name,
                                        strerror(err));
             } else if (have > 0) { /* the last line, without a line end */
                 ps->line++;
@@ -278,13 +278,13 @@ static int parse_stream(FILE *f, parser_t *ps)
 int mpitopo__pattern_read_max(const char *path, int max_nprocs, const char *func, mpitopo_pattern_t **pattern)
 {
     if (!path || !pattern)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "path and pattern must not be NULL");
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "path and pattern must not be NULL");
     *pattern = NULL;
     if (max_nprocs < 1)
-        return mpitopo__error_at(MPITOPO_ERR_ARG, func, "max_nprocs = %d must be >= 1", max_nprocs);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "max_nprocs = %d must be >= 1", max_nprocs);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return mpitopo__error_at(MPITOPO_ERR_IO, func, "cannot open \"%s\": %s", path, strerror(errno));
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_IO, func, "cannot open \"%s\": %s", path, strerror(errno));
     parser_t ps;
     parser_init(&ps, path, func, max_nprocs);
     errno = 0;

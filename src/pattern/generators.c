@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* Errors of the Cartesian helpers are mpitopo_pattern_cart's. */
-#define CART_FAIL(code, ...) mpitopo__error_at((code), "mpitopo_pattern_cart", __VA_ARGS__)
+#define CART_FAIL(code, ...) MPITOPO_FAIL_AS((code), "mpitopo_pattern_cart", __VA_ARGS__)
 #define CART_NOMEM(what) CART_FAIL(MPITOPO_ERR_NOMEM, "out of memory allocating %s", (what))
 
 /* A list of stencil offsets (n x ndims ints) with the bytes and the number

@@ -10,7 +10,7 @@
 
 /* Errors of the builder name the public function that called it. */
 #define NOMEM_IN(func, what)                                                                       \
-    mpitopo__error_at(MPITOPO_ERR_NOMEM, (func), "out of memory allocating %s", (what))
+    MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, (func), "out of memory allocating %s", (what))
 
 /* Coordinate lists ------------------------------------------------------- */
 
@@ -249,7 +249,7 @@ static int check_sums(const mpitopo_pattern_t *p, const char *func)
     for (int i = 0; i < p->nprocs; i++)
         for (int64_t k = p->offs[i]; k < p->offs[i + 1]; k++)
             if (!isfinite(p->bytes[k]) || !isfinite(p->msgs[k]))
-                return mpitopo__error_at(
+                return MPITOPO_FAIL_AS(
                     MPITOPO_ERR_RANGE, func,
                     "the summed weights of the repeated edge %d -> %d overflow "
                     "(bytes = %g, messages = %g)",
@@ -298,7 +298,7 @@ cleanup:
 
 /* Public constructor and destructor ----------------------------------------- */
 
-#define CREATE_FAIL(code, ...) mpitopo__error_at((code), "mpitopo_pattern_create", __VA_ARGS__)
+#define CREATE_FAIL(code, ...) MPITOPO_FAIL_AS((code), "mpitopo_pattern_create", __VA_ARGS__)
 
 static int check_coo_args(int nprocs, int64_t nedges, const int *src, const int *dst,
                           const double *bytes, const double *msgs)
