@@ -95,6 +95,14 @@ static const char *eval_help =
     "                        lower the weighted cost (what the MPI layer and\n"
     "                        'mpitopo map' do)\n"
     "  --seed N              seed for randomised mappers (default 1)\n"
+    "  --network DESC        also measure every column on a network (\"torus:4x4x4\",\n"
+    "                        \"mesh:3x5\", \"fattree:...\", \"ktree:K,N\",\n"
+    "                        \"dragonfly:P,A,H\", \"gpc\"; see mpitopo_network(3)):\n"
+    "                        the machine's nodes, in order, are its end nodes\n"
+    "                        0, 1, ...; prints hop-bytes, dilation, maximum\n"
+    "                        congestion, NZCA, NZCV, the hybrid metric and the\n"
+    "                        busiest channel, over the bytes between processes\n"
+    "                        on different nodes\n"
     "  --json                one JSON object instead of the table\n"
     "  -h, --help            print this help and exit\n"
     "\n"
@@ -189,6 +197,7 @@ typedef struct eval_args {
     const char *mappings[MAX_COLUMNS];
     int nmappings;
     map_format_t mapping_format;
+    const char *network; /* --network DESC, NULL without */
     int json, never_worse;
 } eval_args_t;
 
@@ -198,6 +207,9 @@ typedef struct result {
     map_format_t format;
     int kept_launch;
     mpitopo_metrics_t m;
+    int has_net;                   /* the network metrics below are set */
+    mpitopo_network_metrics_t net; /* on --network */
+    char busiest[96];              /* the most congested channel's name, "" when none carries traffic */
 } result_t;
 
 static int fail(const char *what, int rc)
@@ -315,11 +327,16 @@ static int eval_option(eval_args_t *a, int argc, char **argv, int *i)
         return rc;
     }
     int mapping = !strcmp(o, "--mapping"), fmt = !strcmp(o, "--mapping-format");
-    if (!mapping && !fmt && strcmp(o, "--mapper"))
+    int network = !strcmp(o, "--network");
+    if (!mapping && !fmt && !network && strcmp(o, "--mapper"))
         return usage_error("unknown option '%s'", o);
     if (!value)
         return usage_error("option '%s' needs a value", o);
     ++*i;
+    if (network) {
+        a->network = value;
+        return 0;
+    }
     if (fmt)
         return parse_format(o, value, 1, &a->mapping_format);
     if (!mapping) {
@@ -427,6 +444,66 @@ static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
     return 0;
 }
 
+/* The network of --network (NULL without), its end nodes the machine's
+ * nodes in order. */
+static mpitopo_network_t *eval_network;
+
+static int load_network(const char *desc, const mpitopo_machine_t *machine)
+{
+    if (!desc)
+        return 0;
+    int rc = mpitopo_network_from_string(desc, &eval_network);
+    if (rc != MPITOPO_SUCCESS) {
+        const char *detail = mpitopo_last_error();
+        fprintf(stderr, "mpitopo: --network '%s': %s\n", desc, detail[0] ? detail : mpitopo_strerror(rc));
+        return 1;
+    }
+    int nend = 0, nnodes = machine_nnodes(machine);
+    mpitopo_network_size(eval_network, &nend, NULL, NULL);
+    if (nnodes > nend) {
+        fprintf(stderr, "mpitopo: --network '%s': the machine has %d nodes but the network only %d end nodes\n",
+                desc, nnodes, nend);
+        return 1;
+    }
+    return 0;
+}
+
+/* The network metrics of a placement (leaves of the machine): process p on
+ * the end node numbered as the node of its leaf; the busiest channel named. */
+static int network_metrics(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const int *leaves,
+                           result_t *r)
+{
+    r->has_net = 0;
+    if (!eval_network)
+        return 0;
+    int nprocs, node_level, status = 0;
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    mpitopo_machine_node_level(machine, &node_level);
+    mpitopo_network_load_t *load = NULL;
+    int rc = mpitopo_network_load_create(eval_network, pattern, &load);
+    for (int p = 0; p < nprocs && rc == MPITOPO_SUCCESS; p++) {
+        int node = 0;
+        if (node_level >= 0)
+            mpitopo_machine_unit_of(machine, node_level, leaves[p], &node);
+        rc = mpitopo_network_load_place(load, p, node);
+    }
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_network_load_metrics(load, NULL, NULL, &r->net);
+    int64_t channel;
+    int count = 0;
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_network_load_top(load, 1, &channel, NULL, &count);
+    r->busiest[0] = '\0';
+    if (rc == MPITOPO_SUCCESS && count > 0)
+        rc = mpitopo_network_channel(eval_network, channel, NULL, r->busiest, sizeof r->busiest);
+    if (rc != MPITOPO_SUCCESS)
+        status = fail("--network", rc);
+    else
+        r->has_net = 1;
+    mpitopo_network_load_destroy(&load);
+    return status;
+}
+
 static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                        result_t *results, int *nresults)
 {
@@ -461,6 +538,8 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
             rc = mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
         if (rc != MPITOPO_SUCCESS)
             status = fail(specs[i], rc);
+        else
+            status = network_metrics(machine, pattern, leaves, r);
     }
     free(launch);
     free(leaves);
@@ -923,6 +1002,8 @@ static int read_mappings(const eval_args_t *a, const mpitopo_machine_t *machine,
         if (rc != MPITOPO_SUCCESS)
             status = fail(r->file, rc);
         if (!status)
+            status = network_metrics(machine, pattern, leaves, r);
+        if (!status)
             ++*nresults;
     }
     free(leaves);
@@ -973,6 +1054,35 @@ static void cell_max(const result_t *r, char *b, size_t n)
     char w[32];
     number(w, sizeof w, l->max_weight_per_unit);
     snprintf(b, n, "%lld / %s", (long long)l->max_edges_per_unit, w);
+}
+
+static void cell_net_hop_bytes(const result_t *r, char *b, size_t n) { number(b, n, r->net.hop_bytes); }
+static void cell_net_dilation(const result_t *r, char *b, size_t n) { number(b, n, r->net.dilation); }
+static void cell_net_mc(const result_t *r, char *b, size_t n) { number(b, n, r->net.max_congestion); }
+static void cell_net_nzca(const result_t *r, char *b, size_t n) { number(b, n, r->net.nzca); }
+static void cell_net_nzcv(const result_t *r, char *b, size_t n) { number(b, n, r->net.nzcv); }
+static void cell_net_hybrid(const result_t *r, char *b, size_t n) { number(b, n, r->net.hybrid); }
+static void cell_net_busy(const result_t *r, char *b, size_t n)
+{
+    snprintf(b, n, "%lld", (long long)r->net.busy_channels);
+}
+static void cell_net_busiest(const result_t *r, char *b, size_t n)
+{
+    snprintf(b, n, "%s", r->busiest[0] ? r->busiest : "-");
+}
+
+/* The network rows, under a heading naming the description. */
+static void print_network_rows(const char *desc, const result_t *r, int n, int width)
+{
+    printf("network %s\n", desc);
+    print_row("  hop-bytes", r, n, width, cell_net_hop_bytes);
+    print_row("  dilation (sum of hops)", r, n, width, cell_net_dilation);
+    print_row("  max congestion (MC)", r, n, width, cell_net_mc);
+    print_row("  NZCA", r, n, width, cell_net_nzca);
+    print_row("  NZCV", r, n, width, cell_net_nzcv);
+    print_row("  hybrid (weights 1,1,1,1)", r, n, width, cell_net_hybrid);
+    print_row("  channels with traffic", r, n, width, cell_net_busy);
+    print_row("  most loaded channel", r, n, width, cell_net_busiest);
 }
 
 static void print_box_bound(const mpitopo_box_bound_t *bb, const mpitopo_weight_t w)
@@ -1056,6 +1166,8 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
         print_row(label, r, n, width, cell_max);
     }
     print_row("weighted cost sum(weight x cost)", r, n, width, cell_cost);
+    if (a->network)
+        print_network_rows(a->network, r, n, width);
     for (int i = 0; i < n; i++)
         if (r[i].kept_launch)
             printf("(%s: kept the launch placement, it did not lower the cost)\n", r[i].name);
@@ -1120,7 +1232,19 @@ static void json_result(const result_t *r)
                lm->nunits, (long long)lm->edges_crossing, lm->weight_crossing, (long long)lm->max_edges_per_unit,
                lm->avg_edges_per_unit, lm->max_weight_per_unit, lm->avg_weight_per_unit);
     }
-    printf("]}");
+    printf("]");
+    if (r->has_net) {
+        const mpitopo_network_metrics_t *nm = &r->net;
+        printf(",\n      \"network\": {\"hop_bytes\": %.17g, \"dilation\": %.17g, \"max_congestion\": %.17g, "
+               "\"nzca\": %.17g, \"nzcv\": %.17g, \"hybrid\": %.17g, \"busiest_channel\": ",
+               nm->hop_bytes, nm->dilation, nm->max_congestion, nm->nzca, nm->nzcv, nm->hybrid);
+        if (r->busiest[0])
+            json_string(r->busiest);
+        else
+            printf("null");
+        printf("}");
+    }
+    printf("}");
 }
 
 static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
@@ -1179,6 +1303,8 @@ static int cmd_eval(int argc, char **argv)
     int n = 0;
     int status = load_inputs(&a.c, &machine, &pattern);
     if (!status)
+        status = load_network(a.network, machine);
+    if (!status)
         status = run_mappers(&a, machine, pattern, results, &n);
     if (!status)
         status = read_mappings(&a, machine, pattern, results, &n);
@@ -1186,6 +1312,7 @@ static int cmd_eval(int argc, char **argv)
         print_json(&a, machine, pattern, results, n);
     else if (!status)
         print_table(&a, machine, pattern, results, n);
+    mpitopo_network_destroy(&eval_network);
     mpitopo_machine_destroy(&machine);
     mpitopo_pattern_destroy(&pattern);
     return status;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests: Table 3 of Gropp (EuroMPI'18) reproduced, JSON shape, errors, --version and
+# --help, option aliases, placement files read back (eval --mapping), eval --network, the fuzz harness.
 # --help, option aliases, placement files read back (eval --mapping), the fuzz harness.
 set -u
 cli=$1
@@ -96,6 +96,75 @@ assert m[1]["offnode_partners"]["avg"] == 4
 PY
   then echo "FAIL json: python check failed"; failures=$((failures + 1)); fi
 fi
+
+# eval --network: the machine's nodes are the network's end nodes 0, 1, ...
+# mesh:3x5 puts node i at (i / 5, i % 5); the first three nodes lie in a row,
+# n0 - n1 - n2 along dimension 1. Pattern: 0->1 10 bytes, 0->2 20 bytes, one
+# process per node.
+#  identity (p on node p): 0->1 crosses n0->n1 (1 hop), 0->2 crosses n0->n1,
+#   n1->n2 (2 hops): hop-bytes 10*1 + 20*2 = 50, dilation 1 + 2 = 3; loads
+#   n0->n1 30, n1->n2 20: MC 30, NZCA 25, NZCV ((30-25)^2 + (20-25)^2)/2 = 25,
+#   hybrid 50 + 30 + 25 + 25 = 130, busiest n0->n1 (d1+).
+#  rev.txt (p on node 2-p): the same figures the other way, busiest n2->n1 d1-.
+nt=$(mktemp -d)
+printf 'mpitopo-pattern 1 3\n0 1 10 1\n0 2 20 1\n' >"$nt/p.txt"
+printf '0 2\n1 1\n2 0\n' >"$nt/rev.txt"
+net=(eval --machine "node:3 core:1" --pattern "$nt/p.txt" --mapper identity --mapping "$nt/rev.txt")
+check network-mesh "$cli" "${net[@]}" --network mesh:3x5
+expect_in network-mesh "network mesh:3x5"
+expect_in network-mesh "  hop-bytes                                            50                     50"
+expect_in network-mesh "  dilation (sum of hops)                                3                      3"
+expect_in network-mesh "  max congestion (MC)                                  30                     30"
+expect_in network-mesh "  NZCA                                                 25                     25"
+expect_in network-mesh "  NZCV                                                 25                     25"
+expect_in network-mesh "  hybrid (weights 1,1,1,1)                            130                    130"
+expect_in network-mesh "  most loaded channel                          n0->n1 d1+             n2->n1 d1-"
+# Without --network the output is what it was.
+check network-none "$cli" "${net[@]}"
+if grep -q "network" <<<"$out"; then echo "FAIL network-none: network rows without --network"; failures=$((failures + 1)); fi
+check network-none-json "$cli" "${net[@]}" --json
+if grep -q '"network"' <<<"$out"; then echo "FAIL network-none-json: a network key without --network"; failures=$((failures + 1)); fi
+# torus:2x2, complete:4 (1 byte each ordered pair), node i at (i / 2, i % 2):
+# 8 pairs are neighbours (1 hop), 4 are diagonal (2 hops): hop-bytes and
+# dilation 8 + 8 = 16. A size-2 dimension ties both ways, so every route takes
+# the + channels only: 8 channels carry 16 bytes, 2 each (0->2 and 0->3 take
+# n0's d0+; 0->1 and 2->1 take n0's d1+, ...): MC 2, NZCA 2, NZCV 0, hybrid 20.
+check network-torus "$cli" eval --machine "switch:2 node:2 core:1" --pattern complete:4 --mapper identity \
+  --network torus:2x2 --json
+if command -v python3 >/dev/null; then
+  if ! python3 - "$out" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+n = d["mappers"][0]["network"]
+keys = {"hop_bytes", "dilation", "max_congestion", "nzca", "nzcv", "hybrid"}
+assert keys <= set(n) <= keys | {"busiest_channel"}, n
+assert all(isinstance(n[k], (int, float)) for k in keys), n
+assert (n["hop_bytes"], n["dilation"], n["max_congestion"], n["nzca"], n["nzcv"], n["hybrid"]) == (16, 16, 2, 2, 0, 20), n
+assert n["busiest_channel"] == "n0->n2 d0+", n
+PY
+  then echo "FAIL network-torus: python check failed"; failures=$((failures + 1)); fi
+fi
+check network-json "$cli" "${net[@]}" --network mesh:3x5 --json
+if command -v python3 >/dev/null; then
+  if ! python3 - "$out" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+got = [(m["name"], m["network"]["hop_bytes"], m["network"]["dilation"], m["network"]["max_congestion"],
+        m["network"]["nzca"], m["network"]["nzcv"], m["network"]["hybrid"], m["network"]["busiest_channel"])
+       for m in d["mappers"]]
+assert got == [("identity", 50, 3, 30, 25, 25, 130, "n0->n1 d1+"), ("rev.txt", 50, 3, 30, 25, 25, 130, "n2->n1 d1-")], got
+PY
+  then echo "FAIL network-json: python check failed"; failures=$((failures + 1)); fi
+fi
+expect_error network-too-small "--network 'mesh:3x5': the machine has 16 nodes but the network only 15 end nodes" \
+  "$cli" eval --machine "node:16 core:1" --pattern ring:4:4 --network mesh:3x5
+expect_error network-bad "--network 'mesh:3y5'" "$cli" eval --machine "node:3 core:1" --pattern ring:3:3 --network mesh:3y5
+expect_in network-bad '"3y5" is not an integer'
+expect_error network-unknown "--network 'bogus'" "$cli" eval --machine "node:3 core:1" --pattern ring:3:3 --network bogus
+expect_error network-value "option '--network' needs a value" "$cli" eval --machine "node:3 core:1" --pattern ring:3:3 --network
+check network-help "$cli" eval --help
+expect_in network-help "  --network DESC        also measure every column on a network"
+rm -rf "$nt"
 
 # Pattern files, placements, weights, hwloc import.
 check file "$cli" eval --machine "node:2 core:4" --pattern "$data/pattern_ring8.txt" --placement rr --weight messages
