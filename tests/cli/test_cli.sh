@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
+# CLI tests: Table 3 of Gropp (EuroMPI'18) reproduced, JSON shape, errors, --version and
 # --help, option aliases, placement files read back (eval --mapping), eval --network, the fuzz harness.
-# --help, option aliases, placement files read back (eval --mapping), the fuzz harness.
 set -u
 cli=$1
 data=$2
