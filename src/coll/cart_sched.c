@@ -1029,9 +1029,12 @@ static int fixed_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
-                        mpitopo_request_t *out, const char *func)
+/* The table's build: the dimension-wise schedule, not started. */
+static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
 {
+    (void)op;
+    (void)c;
     if (send->mode == SIDE_V || send->mode == SIDE_W || recv->mode == SIDE_V ||
         recv->mode == SIDE_W)
         return vbuild(n, send, recv, out, func);
@@ -1046,14 +1049,6 @@ static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long l
     (void)func;
     *yes = mpitopo__cart_applies(n, op);
     return MPITOPO_SUCCESS;
-}
-
-static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
-                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
-{
-    (void)op;
-    (void)c;
-    return mpitopo__cart_build(n, send, recv, out, func);
 }
 
 static void free_state(mpitopo__nbr_t *n)

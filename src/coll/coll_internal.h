@@ -315,10 +315,6 @@ void mpitopo__cache_clear(mpitopo__nbr_t *n);
 
 /* ---- The host MPI's own operations (host.c) ---- */
 
-/* A request running the host MPI's PMPI_Ineighbor_* of op on comm with
- * the given sides (persistent ones start it again each run), not started. */
-int mpitopo__host_build(mpitopo__nbr_t *n, int op, const struct side *send,
-                        const struct side *recv, mpitopo_request_t *out, const char *func);
 
 /* The blocking host operation (PMPI_Neighbor_*) on n's communicator,
  * MPI's code returned. */
@@ -607,9 +603,6 @@ int mpitopo__cart_gains(const mpitopo__nbr_t *n);
 void mpitopo__cart_cost(const mpitopo__nbr_t *n, int alltoall, int *offsets, int *rounds,
                         int *messages, double *blocks);
 
-/* The dimension-wise schedule, not started. */
-int mpitopo__cart_build(mpitopo__nbr_t *n, const side_t *send, const side_t *recv,
-                        mpitopo_request_t *out, const char *func);
 
 /* Messages sent by the schedules of comm so far (diagnostics, tests). */
 int mpitopo__coll_sends(MPI_Comm comm, long long *sends);

@@ -191,9 +191,13 @@ static void host_rebase(mpitopo_request_t req, const side_t *send, const side_t 
     h->recv = *recv;
 }
 
-int mpitopo__host_build(mpitopo__nbr_t *n, int op, const side_t *send, const side_t *recv,
-                        mpitopo_request_t *out, const char *func)
+/* The table's build: a request running the host MPI's PMPI_Ineighbor_* of
+ * op on comm with the given sides (persistent ones start it again each run),
+ * not started. */
+static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
 {
+    (void)c;
     mpitopo_request_t r = mpitopo__request_new(n, 1, 1);
     host_t *h = mpitopo__calloc(1, sizeof *h);
     if (!r || !h) {
@@ -223,13 +227,6 @@ static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long l
     (void)func;
     *yes = mpitopo__host_available();
     return MPITOPO_SUCCESS;
-}
-
-static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
-                 const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
-{
-    (void)c;
-    return mpitopo__host_build(n, op, send, recv, out, func);
 }
 
 const mpitopo__sched_ops_t mpitopo__host_ops = {.name = "mpi", .applies = applies, .build = build};

@@ -258,6 +258,16 @@ static int worse(const double *x, const int64_t *c, int64_t i, int64_t j)
     return x[i] < x[j] || (x[i] == x[j] && c[i] > c[j]);
 }
 
+static void swap_entries(double *x, int64_t *c, int64_t i, int64_t j)
+{
+    double tx = x[i];
+    x[i] = x[j];
+    x[j] = tx;
+    int64_t tc = c[i];
+    c[i] = c[j];
+    c[j] = tc;
+}
+
 static void sift_down(double *x, int64_t *c, int64_t n, int64_t i)
 {
     for (;;) {
@@ -268,12 +278,7 @@ static void sift_down(double *x, int64_t *c, int64_t n, int64_t i)
             s = b;
         if (s == i)
             return;
-        double tx = x[i];
-        x[i] = x[s];
-        x[s] = tx;
-        int64_t tc = c[i];
-        c[i] = c[s];
-        c[s] = tc;
+        swap_entries(x, c, i, s);
         i = s;
     }
 }
@@ -307,16 +312,8 @@ int mpitopo_network_load_top(const mpitopo_network_load_t *load, int k, int64_t 
             int64_t i = n++;
             x[i] = v;
             c[i] = ch;
-            while (i > 0 && worse(x, c, i, (i - 1) / 2)) {
-                int64_t pa = (i - 1) / 2;
-                double tx = x[i];
-                x[i] = x[pa];
-                x[pa] = tx;
-                int64_t tc = c[i];
-                c[i] = c[pa];
-                c[pa] = tc;
-                i = pa;
-            }
+            for (; i > 0 && worse(x, c, i, (i - 1) / 2); i = (i - 1) / 2)
+                swap_entries(x, c, i, (i - 1) / 2);
         } else if (v > x[0]) {
             x[0] = v;
             c[0] = ch;
