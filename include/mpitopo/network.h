@@ -167,6 +167,21 @@ MPITOPO_API int mpitopo_network_channel(const mpitopo_network_t *network, int64_
                                         double *capacity, char *name, size_t size);
 
 /**
+ * @brief The name of an end node: "n5" in the described networks, the
+ * node ID in an HHC, the node description (host name) in a fabric read
+ * from files.
+ * @param[in] network the network
+ * @param[in] node the end node, in [0, nnodes)
+ * @param[out] name the name, truncated to size bytes with the terminating NUL
+ * @param[in] size room in name
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_RANGE node out of range
+ */
+MPITOPO_API int mpitopo_network_node_name(const mpitopo_network_t *network, int node, char *name,
+                                          size_t size);
+
+/**
  * @brief An empty load structure: no process placed, every channel at 0.
  *
  * It keeps the pattern's in-edges (O(nprocs + edges)) and one load per

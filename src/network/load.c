@@ -212,21 +212,21 @@ int mpitopo_network_load_metrics(const mpitopo_network_load_t *load, const doubl
     for (int i = 0; i < 4; i++)
         if (!isfinite(weights[i]))
             return MPITOPO_FAIL(MPITOPO_ERR_ARG, "weights[%d] = %g is not finite", i, weights[i]);
-    const double cap = load->net->capacity;
+    const mpitopo_network_t *net = load->net;
     double sum = 0, max = 0;
     int64_t nz = 0;
-    for (int64_t c = 0; c < load->net->nchannels; c++)
+    for (int64_t c = 0; c < net->nchannels; c++)
         if (load->load[c] > 0) {
-            double x = load->load[c] / cap;
+            double x = load->load[c] / mpitopo__network_capacity(net, c);
             sum += x;
             max = x > max ? x : max;
             nz++;
         }
     double avg = nz ? sum / (double)nz : 0.0, var = 0;
     /* Two passes: the variance of nearly equal loads must not cancel out. */
-    for (int64_t c = 0; c < load->net->nchannels; c++)
+    for (int64_t c = 0; c < net->nchannels; c++)
         if (load->load[c] > 0) {
-            double d = load->load[c] / cap - avg;
+            double d = load->load[c] / mpitopo__network_capacity(net, c) - avg;
             var += d * d;
         }
     mpitopo_network_metrics_t m = {0};
@@ -301,12 +301,11 @@ int mpitopo_network_load_top(const mpitopo_network_load_t *load, int k, int64_t 
         mpitopo__free(c);
         return MPITOPO_NOMEM("the most loaded channels");
     }
-    const double cap = load->net->capacity;
     int64_t n = 0;
     for (int64_t ch = 0; ch < load->net->nchannels; ch++) {
         if (!(load->load[ch] > 0))
             continue;
-        double v = load->load[ch] / cap;
+        double v = load->load[ch] / mpitopo__network_capacity(load->net, ch);
         if (n < k) {
             /* Insert, sifting up. */
             int64_t i = n++;

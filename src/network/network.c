@@ -506,6 +506,9 @@ static int parse(const char *desc, mpitopo_network_t *net)
         rc = parse_ktree(desc, body, blen, net);
     } else if (klen == 9 && strncmp(s, "dragonfly", 9) == 0) {
         rc = parse_dragonfly(desc, body, blen, net);
+    } else if (klen == 3 && strncmp(s, "hhc", 3) == 0) {
+        net->kind = MPITOPO__NET_HHC;
+        rc = mpitopo__hhc_parse(desc, body, blen, net);
     } else {
         return desc_fail(desc, MPITOPO_ERR_PARSE,
                          "kind = \"%.*s\" is not torus, mesh, fattree, ktree, dragonfly or gpc",
@@ -548,7 +551,13 @@ void mpitopo_network_destroy(mpitopo_network_t **network)
 {
     if (!network || !*network)
         return;
-    mpitopo__free(*network);
+    mpitopo_network_t *net = *network;
+    if (net->kind == MPITOPO__NET_HHC)
+        mpitopo__hhc_free(net);
+    else if (net->kind == MPITOPO__NET_FABRIC)
+        mpitopo__fabric_free(net);
+    mpitopo__free(net->chcap);
+    mpitopo__free(net);
     *network = NULL;
 }
 
@@ -575,8 +584,12 @@ int mpitopo__network_route(const mpitopo_network_t *net, int src, int dst, int64
         return grid_route(net, src, dst, ch);
     case MPITOPO__NET_FATTREE:
         return tree_route(net, src, dst, ch);
-    default:
+    case MPITOPO__NET_DRAGONFLY:
         return df_route(net, src, dst, ch);
+    case MPITOPO__NET_HHC:
+        return mpitopo__hhc_route(net, src, dst, ch);
+    default:
+        return mpitopo__fabric_route(net, src, dst, ch);
     }
 }
 
@@ -626,14 +639,37 @@ int mpitopo_network_channel(const mpitopo_network_t *network, int64_t channel, d
         return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "channel = %lld is not in [0, %lld)",
                             (long long)channel, (long long)network->nchannels);
     if (capacity)
-        *capacity = network->capacity;
+        *capacity = mpitopo__network_capacity(network, channel);
     if (name && size > 0) {
         if (network->kind == MPITOPO__NET_GRID)
             grid_name(network, channel, name, size);
         else if (network->kind == MPITOPO__NET_FATTREE)
             tree_name(network, channel, name, size);
-        else
+        else if (network->kind == MPITOPO__NET_DRAGONFLY)
             df_name(network, channel, name, size);
+        else if (network->kind == MPITOPO__NET_HHC)
+            mpitopo__hhc_channel_name(network, channel, name, size);
+        else
+            mpitopo__fabric_channel_name(network, channel, name, size);
     }
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo_network_node_name(const mpitopo_network_t *network, int node, char *name,
+                              size_t size)
+{
+    if (!network || !name)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !network ? "network" : "name");
+    if (node < 0 || node >= network->nnodes)
+        return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "node = %d is not in [0, %d)", node,
+                            network->nnodes);
+    if (size == 0)
+        return MPITOPO_SUCCESS;
+    if (network->kind == MPITOPO__NET_HHC)
+        mpitopo__hhc_node_name(network, node, name, size);
+    else if (network->kind == MPITOPO__NET_FABRIC)
+        mpitopo__fabric_node_name(network, node, name, size);
+    else
+        snprintf(name, size, "n%d", node);
     return MPITOPO_SUCCESS;
 }

@@ -9,14 +9,22 @@
 /* Most levels of switches in a fat tree. */
 #define MPITOPO_NET_MAX_LEVELS 16
 
-enum mpitopo__net_kind { MPITOPO__NET_GRID = 0, MPITOPO__NET_FATTREE = 1, MPITOPO__NET_DRAGONFLY = 2 };
+enum mpitopo__net_kind {
+    MPITOPO__NET_GRID = 0,
+    MPITOPO__NET_FATTREE = 1,
+    MPITOPO__NET_DRAGONFLY = 2,
+    MPITOPO__NET_HHC = 3,   /* hierarchical hypercubes with centre nodes (hhc.c) */
+    MPITOPO__NET_FABRIC = 4 /* a fabric read from files, routed by tables (fabric.c) */
+};
 
 struct mpitopo_network {
     int kind;
     int nnodes;
     int64_t nchannels;
     int max_route;
-    double capacity; /* of every channel */
+    double capacity; /* of every channel, unless chcap is set */
+    double *chcap;   /* nchannels capacities, or NULL: all equal to capacity */
+    void *ext;       /* kind-specific data (HHC, fabric), released with the network */
     /* torus and mesh: dims, row-major strides; the channels of dimension d,
      * direction s (0 = +, 1 = -) are [chbase[d][s], chbase[d][s] + chcount[d][s]). */
     int ndims;
@@ -43,6 +51,27 @@ struct mpitopo_network {
      * df_gbase (g-1 per group: the t-th leaves router t / h). */
     int64_t df_p, df_a, df_h, df_g, df_lbase, df_gbase;
 };
+
+/* The capacity of channel ch (valid). */
+static inline double mpitopo__network_capacity(const mpitopo_network_t *net, int64_t ch)
+{
+    return net->chcap ? net->chcap[ch] : net->capacity;
+}
+
+/* HHC (hhc.c): parse the parameters s[0..len) of "hhc:..." into net (kind
+ * set by the caller); route; name a channel; name an end node. */
+int mpitopo__hhc_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net);
+int mpitopo__hhc_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
+void mpitopo__hhc_channel_name(const mpitopo_network_t *net, int64_t ch, char *name, size_t size);
+void mpitopo__hhc_node_name(const mpitopo_network_t *net, int node, char *name, size_t size);
+void mpitopo__hhc_free(mpitopo_network_t *net);
+
+/* Fabric (fabric.c): routes by forwarding tables, names from the files. */
+int mpitopo__fabric_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
+void mpitopo__fabric_channel_name(const mpitopo_network_t *net, int64_t ch, char *name,
+                                  size_t size);
+void mpitopo__fabric_node_name(const mpitopo_network_t *net, int node, char *name, size_t size);
+void mpitopo__fabric_free(mpitopo_network_t *net);
 
 /* The route of src -> dst (valid, distinct or equal) into ch, which has
  * room for net->max_route channels; returns its length. */
