@@ -31,6 +31,8 @@ static const char *main_help =
     "  map                   map a (traced) pattern and write a rank placement for\n"
     "                        a launcher\n"
     "  mappers               list the available mappers\n"
+    "  platform              write a SimGrid platform with the links and routes\n"
+    "                        of a network model, for SMPI\n"
     "  dims                  Cartesian dimensions for N processes, balanced or\n"
     "                        node-aware\n"
     "  version               print the version and the optional mappers\n"
@@ -1619,8 +1621,14 @@ static int cmd_map(int argc, char **argv)
     return status;
 }
 
+/* tools/platform.c */
+extern const char *mpitopo__platform_help;
+int mpitopo__platform_main(int argc, char **argv);
+
 static const char *help_of(const char *cmd)
 {
+    if (!strcmp(cmd, "platform"))
+        return mpitopo__platform_help;
     if (!strcmp(cmd, "dims"))
         return dims_help;
     if (!strcmp(cmd, "eval"))
@@ -1701,6 +1709,8 @@ int main(int argc, char **argv)
         return cmd_map(argc - 2, argv + 2);
     if (!strcmp(cmd, "mappers"))
         return cmd_mappers(argc - 2, argv + 2);
+    if (!strcmp(cmd, "platform"))
+        return mpitopo__platform_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "dims"))
         return cmd_dims(argc - 2, argv + 2);
     if (!strcmp(cmd, "env"))
