@@ -5,6 +5,8 @@
 #endif
 
 #include <mpitopo/export.h>
+#include <mpitopo/machine.h>
+#include <mpitopo/network.h>
 
 #include <mpi.h>
 
@@ -67,14 +69,19 @@ MPITOPO_API int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **
  * per process.
  *
  * Its levels:
- *  - network levels: from MPITOPO_NETWORK (read once per MPI session), a list
- *    of name:count separated by blanks or commas, where count is how many
- *    units of the level below (nodes, for the last one) one unit holds:
- *    "switch:8" puts nodes 0-7 of comm on switch 0, 8-15 on switch 1, ...;
- *    "group:4 switch:8" also puts 4 switches in a group. The number of
- *    top-level units follows from the number of nodes. Without
- *    MPITOPO_NETWORK, under emulation, the emulated levels above "node";
- *    otherwise none;
+ *  - network levels: with a network (comm's info key "mpitopo_network", else
+ *    MPITOPO_NETWORK, holding a network description of
+ *    mpitopo_network_from_string(): "gpc", "torus:4x4x4", "fattree:...",
+ *    "fabric:TOPOLOGY,ROUTES", ...), the network's group levels
+ *    (mpitopo_network_group()) of the end node of each node; see
+ *    mpitopo_comm_network() for which end node that is. Otherwise
+ *    MPITOPO_NETWORK (read once per MPI session) may be a list of name:count
+ *    separated by blanks or commas, where count is how many units of the
+ *    level below (nodes, for the last one) one unit holds: "switch:8" puts
+ *    nodes 0-7 of comm on switch 0, 8-15 on switch 1, ...; "group:4 switch:8"
+ *    also puts 4 switches in a group. The number of top-level units follows
+ *    from the number of nodes. Without MPITOPO_NETWORK, under emulation, the
+ *    emulated levels above "node"; otherwise none;
  *  - "node": the nodes of mpitopo_comm_nodeinfo();
  *  - the levels inside a node: under emulation, those of the emulated
  *    description below "node"; otherwise "socket" and "core" (hwloc package
@@ -93,15 +100,53 @@ MPITOPO_API int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **
  *             leaf of every rank of comm
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_* those of mpitopo_comm_nodeinfo()
- * @retval MPITOPO_ERR_PARSE a bad MPITOPO_NETWORK (the message names it)
- * @retval MPITOPO_ERR_MISMATCH the processes disagree on the levels
- *         (different environments)
+ * @retval MPITOPO_ERR_PARSE a bad MPITOPO_NETWORK or info key mpitopo_network
+ *         (the message names it); the errors of mpitopo_network_from_string()
+ *         for a network description
+ * @retval MPITOPO_ERR_MISMATCH the processes disagree on the levels or on
+ *         the network (different environments)
+ * @retval MPITOPO_ERR_RANGE more nodes than the network has end nodes
+ * @retval MPITOPO_ERR_NOT_FOUND the host names of some processes, not all,
+ *         are end nodes of the network
  * @mpierr
  * @collective{comm} One allreduce and one allgather (after
  * mpitopo_comm_nodeinfo()); O(size) memory on every rank. Every process of
  * comm returns the error.
  */
 MPITOPO_API int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank);
+
+/**
+ * @brief The network a communicator's nodes are attached to, and the end
+ * node of the calling process.
+ *
+ * The network comes from comm's info key "mpitopo_network" (set with
+ * mpitopo_comm_set_info() or, through the shim, MPI_Comm_set_info before the
+ * communicator's machine is first needed: the machine and its network are
+ * then cached, and shared by duplicates), else from MPITOPO_NETWORK when it
+ * holds a network description (see mpitopo_network_from_string(); a list of
+ * levels such as "switch:8" is no network). Each description is made once
+ * per MPI session (a fabric's files are read once).
+ *
+ * The nodes of comm sit on end nodes by host name when the host name of
+ * every process (MPI_Get_processor_name(), up to the first '.') is the first
+ * word of an end node's name (mpitopo_network_node_name(): a fabric's node
+ * descriptions); in order when none is: node i of comm (numbered by lowest
+ * rank, as mpitopo_comm_nodeinfo() does) on end node i, or under emulation
+ * the emulated node i (in MPI_COMM_WORLD's emulated machine) on end node i.
+ * @param[in] comm the communicator
+ * @param[out] network the network, owned by the library until
+ *             MPI_Finalize; NULL when there is none
+ * @param[out] end_node the end node of the calling process's node; -1
+ *             without a network
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_* those of mpitopo_comm_machine()
+ * @mpierr
+ * @collective{comm} On the first call for comm and its duplicates (it
+ * builds the machine of mpitopo_comm_machine() and caches it); local after.
+ */
+MPITOPO_API int mpitopo_comm_network(MPI_Comm comm, const mpitopo_network_t **network,
+                                     int *end_node);
 
 /**
  * @brief The emulated machine, and the leaf of a world rank on it.

@@ -5,6 +5,7 @@
 #endif
 
 #include <mpitopo/export.h>
+#include <mpitopo/machine.h>
 #include <mpitopo/pattern.h>
 
 #include <stddef.h>
@@ -53,6 +54,28 @@ extern "C" {
  *    group t when t < i, else t+1. Minimal routing: to the router of the
  *    group holding the link to the destination's group, across it, then to
  *    the destination's router (at most 5 channels, counting the node links).
+ *  - "hhc:D": the D-dimensional hierarchical hypercube with centre nodes
+ *    (HHC), D in [1, 30]. A 3-cube of 8 nodes and a centre linked to all 8
+ *    is the 3-HHC (9 nodes); in the D-HHC, L = ceil(D/3) levels of such
+ *    cubes, the 2^D bottom nodes are the leaves of 3-cubes, the centres of
+ *    the cubes of one level the leaves of the cubes of the next, and the
+ *    single top cube has D - 3(L-1) dimensions (the 4-HHC: two 3-HHCs and
+ *    a top centre, 19 nodes; the 6-HHC: 73). Every node is an end node. Its
+ *    ID is L 4-bit nibbles, the top cube's first, named "0101" in the
+ *    3-HHC and "0011.0101" when L = 2: each nibble is the node's position
+ *    in a cube (below 1000), and 1000 marks a centre, the centre of a cube
+ *    of level j having its j lowest nibbles 1000 ("0011.1000" is the centre
+ *    of the bottom cube 0011, "1000.1000" the top centre). End node numbers
+ *    are the post-order of the tree of centres, each cube's leaves' subtrees
+ *    in the order of their nibbles, then its centre: with S_0 = 1 and S_j =
+ *    2^(dimension of the level-j cubes) * S_(j-1) + 1, the node whose
+ *    lowest l nibbles are 1000 is number sum over i > l of nibble_i *
+ *    S_(i-1), plus S_l - 1 (nibble 1 the lowest); in the 3-HHC, end node i
+ *    is the nibble i, the centre 8; in the 6-HHC, "a.b" is 9a + b, "1000.1000"
+ *    72. Routing: up through the centres until a leaf of the lowest cube
+ *    that holds both ends, across it (the bits of its nibble from the least
+ *    significant, or to its centre), then down through the centres: at most
+ *    D - L + 1 channels. A channel is named by its ends, "0011.0101->0011.1000".
  *  - "gpc": the QDR partition of SciNet's GPC, a 5:1 blocking fat tree:
  *    103 leaf switches of 30 nodes, each with 3 links to a line switch
  *    in each of two core switches, a core being 18 line switches (6 leaves
@@ -99,9 +122,8 @@ typedef struct mpitopo_network_metrics {
 
 /**
  * @brief A network from a description ("torus:4x4x4", "mesh:3x5",
- * "fattree:2;4,4;1,4;1,1", "ktree:4,3", "dragonfly:2,4,2", "gpc", each
- * optionally followed by
- * ":cap=X").
+ * "fattree:2;4,4;1,4;1,1", "ktree:4,3", "dragonfly:2,4,2", "hhc:6", "gpc",
+ * each optionally followed by ":cap=X").
  * @param[in] desc the description (see the topic's description)
  * @param[out] network the new network, owned by the caller; NULL on error
  * @retval MPITOPO_SUCCESS on success
@@ -180,6 +202,69 @@ MPITOPO_API int mpitopo_network_channel(const mpitopo_network_t *network, int64_
  */
 MPITOPO_API int mpitopo_network_node_name(const mpitopo_network_t *network, int node, char *name,
                                           size_t size);
+
+/**
+ * @brief The number of group levels of a network: the sets of end nodes
+ * that share switches, nested as a tree (see mpitopo_network_group()).
+ * @param[in] network the network
+ * @param[out] nlevels the number of group levels, 0 for a torus or a mesh
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ */
+MPITOPO_API int mpitopo_network_group_levels(const mpitopo_network_t *network, int *nlevels);
+
+/**
+ * @brief The group of an end node at a group level, and the level's name.
+ *
+ * Group levels, top-down, are those where end nodes share switches:
+ *  - a fat tree: the subtrees of its switch levels, from the highest that
+ *    does not hold every node down to the leaf switches; level l of the
+ *    tree is named "switchL" ("switch" for the leaf switches) and holds the
+ *    nodes d with equal d / (m1*..*ml);
+ *  - a dragonfly: "group" (P*A nodes) and "router" (P nodes);
+ *  - an HHC and a fabric read from files: see their descriptions;
+ *  - a torus or a mesh: none.
+ * These levels are what mpitopo_network_machine() puts above a machine's
+ * nodes, so every mapper that reads a machine sees the switches.
+ * @param[in] network the network
+ * @param[in] level the group level, in [0, nlevels)
+ * @param[in] node the end node, in [0, nnodes)
+ * @param[out] group its group at that level (groups are numbered from 0 in
+ *             the order of their nodes)
+ * @param[out] name the level's name, owned by the library (or NULL)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL network or group
+ * @retval MPITOPO_ERR_RANGE level or node out of range
+ */
+MPITOPO_API int mpitopo_network_group(const mpitopo_network_t *network, int level, int node,
+                                      int64_t *group, const char **name);
+
+/**
+ * @brief A machine whose levels above the nodes are the network's group
+ * levels: node u of machine sits on end node end_node[u].
+ *
+ * The levels of machine from "node" down are kept (names and, unless the
+ * machine has the default costs, costs: a group level then costs the node
+ * level's cost plus its distance to the node level); the levels above
+ * "node" are replaced. A machine without a "node" level is one node.
+ * @param[in] network the network
+ * @param[in] machine the machine
+ * @param[in] end_node the end node of every node of machine (distinct, in
+ *            [0, nnodes)), or NULL for node u on end node u
+ * @param[out] out the new machine, owned by the caller; NULL on error
+ * @param[out] leaf_map the new leaf of every leaf of machine (or NULL): the
+ *             leaves are renumbered when end_node does not keep the nodes
+ *             in order
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers; two nodes on one end node (the
+ *         message names both)
+ * @retval MPITOPO_ERR_RANGE more nodes than end nodes, an end node out of
+ *         range, more levels than #MPITOPO_MAX_LEVELS
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_network_machine(const mpitopo_network_t *network,
+                                        const mpitopo_machine_t *machine, const int *end_node,
+                                        mpitopo_machine_t **out, int *leaf_map);
 
 /**
  * @brief An empty load structure: no process placed, every channel at 0.

@@ -3,9 +3,19 @@
  * [network labels, node, labels inside the node]. Every process computes
  * its own path, one allgather shares them, and mpitopo_machine_from_paths
  * builds the same machine on every process.
+ *
+ * With a network (MPITOPO_NETWORK or comm's info key mpitopo_network holding
+ * a network description or "fabric:..."), the records carry no network
+ * labels but two end nodes: the one of the process's host name among the
+ * network's end-node names, and the one in order (the emulated node under
+ * emulation, else the node's number in comm). After the allgather every
+ * process makes the same choice — by name when every process's host name
+ * is an end node, in order when none is, an error otherwise — and
+ * mpitopo_network_machine puts the network's groups above the nodes.
  */
 #include "mpi/mpi_internal.h"
 #include "core/env.h"
+#include "network/network_internal.h"
 
 #include <ctype.h>
 #include <hwloc.h>
@@ -24,7 +34,44 @@ static struct {
     int nlevels;
     char name[MPITOPO_MAX_LEVELS][MPITOPO_MAX_NAME];
     long long nodes_per_unit[MPITOPO_MAX_LEVELS];
+    const char *spec; /* MPITOPO_NETWORK when it describes a network */
 } net;
+
+/* Networks made from descriptions in this session, kept until finalize. */
+#define MAX_NETWORKS 8
+static struct {
+    char *spec;
+    mpitopo_network_t *network;
+} networks[MAX_NETWORKS];
+static int nnetworks;
+
+/* The network of a description, made on first use (under cm_lock). */
+static int network_of(const char *spec, const char *source, const mpitopo_network_t **out)
+{
+    *out = NULL;
+    for (int i = 0; i < nnetworks; i++)
+        if (strcmp(networks[i].spec, spec) == 0) {
+            *out = networks[i].network;
+            return MPITOPO_SUCCESS;
+        }
+    if (nnetworks == MAX_NETWORKS)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, "mpitopo_comm_machine",
+                               "%s = \"%.200s\": more than %d networks in one session", source,
+                               spec, MAX_NETWORKS);
+    mpitopo_network_t *n = NULL;
+    int rc = mpitopo_network_from_string(spec, &n);
+    if (rc != MPITOPO_SUCCESS)
+        return MPITOPO_FAIL_RESTATE(rc, "mpitopo_comm_machine", "%s", source);
+    char *copy = mpitopo__strdup(spec);
+    if (!copy) {
+        mpitopo_network_destroy(&n);
+        return MPITOPO_NOMEM("the network's description");
+    }
+    networks[nnetworks].spec = copy;
+    networks[nnetworks++].network = n;
+    *out = n;
+    return MPITOPO_SUCCESS;
+}
 static hwloc_topology_t topo;
 static int topo_state; /* 0 not loaded yet, 1 loaded, -1 failed */
 
@@ -94,7 +141,9 @@ static int load_network(void)
     if (!net.loaded) {
         net.loaded = 1;
         const char *v = mpitopo__getenv(MPITOPO_ENV_NETWORK);
-        if (v && *v)
+        if (v && mpitopo__network_is_description(v))
+            net.spec = v;
+        else if (v && *v)
             parse_network(v);
     }
     int rc = MPITOPO_SUCCESS;
@@ -143,6 +192,11 @@ void mpitopo__comm_machine_finalize(void)
         hwloc_topology_destroy(topo);
     topo_state = 0;
     memset(&net, 0, sizeof net);
+    for (int i = 0; i < nnetworks; i++) {
+        mpitopo__free(networks[i].spec);
+        mpitopo_network_destroy(&networks[i].network);
+    }
+    nnetworks = 0;
     pthread_mutex_unlock(&cm_lock);
 }
 
@@ -154,15 +208,61 @@ void mpitopo__comm_machine_finalize(void)
  */
 typedef struct layout {
     int nabove, ninner, bound;
-    const mpitopo_machine_t *emu; /* NULL without emulation */
-    int width;                    /* of a record */
-    int rec[MPITOPO_MAX_LEVELS + 1];
+    const mpitopo_machine_t *emu;     /* NULL without emulation */
+    const mpitopo_network_t *network; /* NULL without one */
+    uint32_t spec_hash;               /* of the network's description */
+    int width;                        /* of a record's path part */
+    int stride;                       /* of a record: width, + 2 end nodes with a network */
+    int rec[MPITOPO_MAX_LEVELS + 3];
 } layout_t;
+
+/* The end node whose name's first word is this host's name (both up to
+ * the first '.'), or -1. */
+static int end_node_by_name(const mpitopo_network_t *network, int *node)
+{
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0, rc = PMPI_Get_processor_name(host, &len);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    host[len < 0 ? 0 : len > MPI_MAX_PROCESSOR_NAME ? MPI_MAX_PROCESSOR_NAME : len] = '\0';
+    size_t hlen = strcspn(host, ".");
+    int n;
+    mpitopo_network_size(network, &n, NULL, NULL);
+    *node = -1;
+    for (int e = 0; hlen > 0 && e < n && *node < 0; e++) {
+        char name[256];
+        mpitopo_network_node_name(network, e, name, sizeof name);
+        if (strcspn(name, ". \t") == hlen && strncmp(name, host, hlen) == 0)
+            *node = e;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* The network of comm: its info key mpitopo_network, else MPITOPO_NETWORK
+ * when it describes a network; NULL otherwise. */
+static int comm_network(MPI_Comm comm, layout_t *L)
+{
+    char key[256];
+    const char *spec = net.spec, *source = "MPITOPO_NETWORK";
+    if (mpitopo__comm_info_get(comm, "mpitopo_network", key, sizeof key)) {
+        spec = key;
+        source = "info mpitopo_network";
+    }
+    if (!spec)
+        return MPITOPO_SUCCESS;
+    L->spec_hash = mpitopo__hash(2166136261u, spec, strlen(spec)) | 1u;
+    pthread_mutex_lock(&cm_lock);
+    int rc = network_of(spec, source, &L->network);
+    pthread_mutex_unlock(&cm_lock);
+    return rc;
+}
 
 static int local_layout(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, layout_t *L)
 {
     int leaf = -1, emu_node = -1, nlev = 0, rc = load_network();
     memset(L, 0, sizeof *L);
+    if (rc == MPITOPO_SUCCESS)
+        rc = comm_network(comm, L);
     if (rc == MPITOPO_SUCCESS && ni->emulated)
         rc = mpitopo__emulated_leaf(comm, &L->emu, &leaf);
     if (rc != MPITOPO_SUCCESS)
@@ -174,9 +274,11 @@ static int local_layout(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, layout_t *L
     } else {
         L->ninner = 2;
     }
-    /* MPITOPO_NETWORK, when set, replaces the emulated levels above the node. */
-    L->nabove = net.nlevels ? net.nlevels : L->emu ? emu_node : 0;
+    /* MPITOPO_NETWORK, when set, replaces the emulated levels above the node;
+     * a network's groups go above them after the allgather. */
+    L->nabove = L->network ? 0 : net.nlevels ? net.nlevels : L->emu ? emu_node : 0;
     L->width = L->nabove + 1 + L->ninner + 1;
+    L->stride = L->width + (L->network ? 2 : 0);
     if (L->width - 1 > MPITOPO_MAX_LEVELS)
         return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "%d network + 1 node + %d inner levels exceed %d",
                             L->nabove, L->ninner, MPITOPO_MAX_LEVELS);
@@ -196,6 +298,23 @@ static int local_layout(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, layout_t *L
         L->bound = bound_core(&r[L->nabove + 1], &r[L->nabove + 2]);
     }
     r[L->width - 1] = ni->local_rank;
+    if (L->network) {
+        /* Two more: the end node in order, and the one by host name. */
+        int order = ni->node;
+        if (L->emu)
+            mpitopo_machine_unit_of(L->emu, emu_node, leaf, &order);
+        r[L->width] = order;
+        if ((rc = end_node_by_name(L->network, &r[L->width + 1])) != MPI_SUCCESS)
+            return rc;
+        if (L->emu)
+            r[L->width + 1] = -1; /* every emulated node runs on this one host */
+        int n;
+        mpitopo_network_size(L->network, &n, NULL, NULL);
+        if (r[L->width + 1] < 0 && order >= n)
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, "mpitopo_comm_machine",
+                                   "node %d of comm has no end node: the network has %d", order,
+                                   n);
+    }
     return MPITOPO_SUCCESS;
 }
 
@@ -221,7 +340,7 @@ static int shared_cores(const layout_t *L, int size, int nnodes, const int *all,
     if (!s)
         return MPITOPO_NOMEM("the bound cores");
     for (int i = 0; i < size; i++) {
-        const int *r = all + (size_t)i * L->width + L->nabove;
+        const int *r = all + (size_t)i * L->stride + L->nabove;
         s[i] = (slot_t){r[0], r[1], r[2]};
     }
     qsort(s, (size_t)size, sizeof *s, slot_cmp);
@@ -250,7 +369,7 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
         mpitopo_machine_node_level(L->emu, &node_level);
     for (int l = 0; l < nlevels; l++) {
         int el = l < L->nabove ? l : node_level + 1 + (l - L->nabove - 1); /* emulated level */
-        if (l < L->nabove && net.nlevels)
+        if (l < L->nabove && net.nlevels && !L->network)
             names[l] = net.name[l];
         else if (l == L->nabove)
             names[l] = "node";
@@ -260,13 +379,13 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
             names[l] = l == nlevels - 1 ? "core" : "socket";
     }
     /* Costs of the emulated machine when its levels are exactly ours. */
-    int emu_costs = L->emu && !net.nlevels;
+    int emu_costs = L->emu && !net.nlevels && !L->network;
     for (int l = 0; emu_costs && l < nlevels; l++)
         mpitopo_machine_level(L->emu, l, NULL, &costs[l], NULL, NULL, NULL);
     if (!L->emu && all_bound && (rc = shared_cores(L, size, ni->nnodes, all, shared)) != 0)
         goto cleanup;
     for (int i = 0; i < size; i++) {
-        const int *r = all + (size_t)i * L->width;
+        const int *r = all + (size_t)i * L->stride;
         int *p = paths + (size_t)i * nlevels, local_rank = r[L->width - 1];
         memcpy(p, r, (size_t)(L->nabove + 1 + (L->emu ? ninner : 0)) * sizeof *p);
         if (!L->emu && all_bound) {
@@ -285,12 +404,75 @@ cleanup:
 }
 
 /*
+ * The end node of every node of comm, from the gathered records: by host
+ * name when every process's host is an end node, in order when none is;
+ * the lowest rank of a node speaks for it. The same data on every process
+ * gives the same answer, errors included.
+ */
+static int choose_end_nodes(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size,
+                            const int *all, int *end_node)
+{
+    int named = 0, unnamed = -1, named_rank = -1;
+    for (int i = 0; i < size; i++) {
+        if (all[(size_t)i * L->stride + L->width + 1] >= 0) {
+            named++;
+            named_rank = named_rank < 0 ? i : named_rank;
+        } else if (unnamed < 0) {
+            unnamed = i;
+        }
+    }
+    if (named > 0 && named < size)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOT_FOUND, "mpitopo_comm_machine",
+                               "the host of process %d of comm is an end node of the network, "
+                               "that of process %d is not: name every host, or none",
+                               named_rank, unnamed);
+    for (int u = 0; u < ni->nnodes; u++)
+        end_node[u] = -1;
+    for (int i = 0; i < size; i++) {
+        const int *r = all + (size_t)i * L->stride;
+        int u = r[L->nabove];
+        if (u >= 0 && u < ni->nnodes && end_node[u] < 0)
+            end_node[u] = r[L->width + (named ? 1 : 0)];
+    }
+    mpitopo__log(2, "network: %d nodes on end nodes %s", ni->nnodes,
+                 named ? "by host name" : "in order");
+    return MPITOPO_SUCCESS;
+}
+
+/* The machine under the network: its groups above the nodes. */
+static int add_network(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, const int *all,
+                       mpitopo_machine_t **machine, int *leaf_of_rank, int **end_node)
+{
+    int *leaf_map = mpitopo__malloc_array((size_t)size, sizeof *leaf_map);
+    *end_node = mpitopo__malloc_array((size_t)ni->nnodes, sizeof **end_node);
+    mpitopo_machine_t *m = NULL;
+    int rc = !leaf_map || !*end_node ? MPITOPO_NOMEM("the end nodes")
+                                     : choose_end_nodes(L, ni, size, all, *end_node);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_network_machine(L->network, *machine, *end_node, &m, leaf_map);
+    if (rc == MPITOPO_SUCCESS) {
+        for (int i = 0; i < size; i++)
+            leaf_of_rank[i] = leaf_map[leaf_of_rank[i]];
+        mpitopo_machine_destroy(machine);
+        *machine = m;
+    } else {
+        mpitopo_machine_destroy(machine);
+        mpitopo__free(*end_node);
+        *end_node = NULL;
+    }
+    mpitopo__free(leaf_map);
+    return rc;
+}
+
+/*
  * Build the machine of comm (node information ni). *leaf_of_rank is the
  * caller's array, or when NULL one of size ints allocated here (the
  * cache's), whose failure is agreed on in the one allreduce with the rest.
+ * With a network, *network is the session's and *end_node (when end_node
+ * is not NULL) an array of the end node of every node, owned by the caller.
  */
 static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_machine_t **machine,
-                         int **leaf_of_rank)
+                         int **leaf_of_rank, const mpitopo_network_t **network, int **end_node)
 {
     int rank, size, rc;
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
@@ -300,7 +482,7 @@ static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_ma
     int local = local_layout(comm, ni, &L);
     int *all = NULL;
     if (local == MPITOPO_SUCCESS &&
-        !(all = mpitopo__malloc_array((size_t)size * (size_t)L.width, sizeof *all)))
+        !(all = mpitopo__malloc_array((size_t)size * (size_t)L.stride, sizeof *all)))
         local = MPITOPO_NOMEM("the gathered paths");
     if (local == MPITOPO_SUCCESS && !*leaf_of_rank &&
         !(*leaf_of_rank = mpitopo__malloc_array((size_t)size, sizeof **leaf_of_rank)))
@@ -308,9 +490,10 @@ static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_ma
     /* Agree on the levels (and on failure) before exchanging records. */
     int failed = local != MPITOPO_SUCCESS;
     /* A failing process's code may be mpitopo's (< 0) or MPI's (> 0). */
-    int v[7] = {failed ? -rank : -size, failed ? local : INT_MIN, L.nabove, -L.nabove,
-                L.ninner, -L.ninner, !L.bound};
-    rc = PMPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_INT, MPI_MAX, comm);
+    int hash = (int)(L.spec_hash >> 1);
+    int v[9] = {failed ? -rank : -size, failed ? local : INT_MIN, L.nabove, -L.nabove,
+                L.ninner, -L.ninner, !L.bound, hash, -hash};
+    rc = PMPI_Allreduce(MPI_IN_PLACE, v, 9, MPI_INT, MPI_MAX, comm);
     if (rc == MPI_SUCCESS && -v[0] < size)
         rc = failed ? local
                     : MPITOPO_FAIL_AS(v[1], "mpitopo_comm_machine", "process %d of comm failed: %s", -v[0],
@@ -320,10 +503,23 @@ static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_ma
                           "processes of comm disagree on the levels (%d..%d network, %d..%d "
                           "inner): are MPITOPO_NETWORK and MPITOPO_EMULATE the same everywhere?",
                           -v[3], v[2], -v[5], v[4]);
+    else if (rc == MPI_SUCCESS && v[7] != -v[8])
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_MISMATCH, "mpitopo_comm_machine",
+                             "processes of comm disagree on the network: are MPITOPO_NETWORK "
+                             "and the info key mpitopo_network the same everywhere?");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(L.rec, L.width, MPI_INT, all, L.width, MPI_INT, comm);
+        rc = PMPI_Allgather(L.rec, L.stride, MPI_INT, all, L.stride, MPI_INT, comm);
     if (rc == MPI_SUCCESS)
         rc = build(&L, ni, size, !v[6], all, machine, *leaf_of_rank);
+    int *ends = NULL;
+    if (rc == MPI_SUCCESS && L.network)
+        rc = add_network(&L, ni, size, all, machine, *leaf_of_rank, &ends);
+    if (network)
+        *network = rc == MPI_SUCCESS ? L.network : NULL;
+    if (end_node)
+        *end_node = ends;
+    else
+        mpitopo__free(ends);
     mpitopo__free(all);
     return rc;
 }
@@ -339,7 +535,7 @@ static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *le
     int rc = mpitopo__comm_nodeinfo(comm, &ni);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    return build_machine(comm, ni, machine, &leaf_of_rank);
+    return build_machine(comm, ni, machine, &leaf_of_rank, NULL, NULL);
 }
 
 int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
@@ -361,12 +557,45 @@ int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
     if (*machine)
         return MPITOPO_SUCCESS;
     mpitopo_machine_t *m = NULL;
-    int *leaves = NULL;
-    if ((rc = build_machine(comm, *info, &m, &leaves)) != MPITOPO_SUCCESS) {
+    int *leaves = NULL, *ends = NULL;
+    const mpitopo_network_t *network = NULL;
+    if ((rc = build_machine(comm, *info, &m, &leaves, &network, &ends)) != MPITOPO_SUCCESS) {
         mpitopo__free(leaves);
         return rc;
     }
-    mpitopo__nodeinfo_set_machine(*info, m, leaves);
+    mpitopo__nodeinfo_set_machine(*info, m, leaves, network, ends);
     mpitopo__nodeinfo_machine(*info, machine, leaf_of_rank);
     return MPITOPO_SUCCESS;
+}
+
+int mpitopo__comm_network_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
+                                 const mpitopo_network_t **network, const int **end_node)
+{
+    const mpitopo_machine_t *m;
+    const int *leaves;
+    int rc = mpitopo__comm_machine_cached(comm, info, &m, &leaves);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    mpitopo__nodeinfo_network(*info, network, end_node);
+    return MPITOPO_SUCCESS;
+}
+
+static int comm_network_impl(MPI_Comm comm, const mpitopo_network_t **network, int *end_node)
+{
+    if (!network || !end_node)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_network", "%s = NULL",
+                               !network ? "network" : "end_node");
+    *network = NULL;
+    *end_node = -1;
+    const mpitopo_nodeinfo_t *ni;
+    const int *ends;
+    int rc = mpitopo__comm_network_cached(comm, &ni, network, &ends);
+    if (rc == MPITOPO_SUCCESS && *network)
+        *end_node = ends[ni->node];
+    return rc;
+}
+
+int mpitopo_comm_network(MPI_Comm comm, const mpitopo_network_t **network, int *end_node)
+{
+    return mpitopo__mpi_result(__func__, comm_network_impl(comm, network, end_node));
 }

@@ -75,7 +75,19 @@ int mpitopo__comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info);
 void mpitopo__nodeinfo_machine(const mpitopo_nodeinfo_t *info, const mpitopo_machine_t **machine,
                                const int **leaf_of_rank);
 void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machine_t *machine,
-                                   int *leaf_of_rank);
+                                   int *leaf_of_rank, const mpitopo_network_t *network,
+                                   int *end_node);
+void mpitopo__nodeinfo_network(const mpitopo_nodeinfo_t *info, const mpitopo_network_t **network,
+                               const int **end_node);
+
+/*
+ * The network of comm's machine (MPITOPO_NETWORK or comm's info key
+ * mpitopo_network, when a network description or a fabric), and the end
+ * node of every node of comm; NULLs without one. Builds the machine on the
+ * first call (collective over comm), local after.
+ */
+int mpitopo__comm_network_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
+                                 const mpitopo_network_t **network, const int **end_node);
 
 /* Whether collective arguments are compared across processes
  * (MPITOPO_CHECK_ARGS, read once; default on without NDEBUG). */

@@ -24,6 +24,8 @@ typedef struct nodeinfo_entry {
     mpitopo_nodeinfo_t info;                /* first member: see entry_of */
     mpitopo_machine_t *machine;             /* comm_machine.c, once asked for */
     int *leaf_of_rank;
+    const mpitopo_network_t *network;       /* the session's; NULL without one */
+    int *end_node;                          /* of every node, with a network */
 } nodeinfo_entry_t;
 
 typedef struct attachment {
@@ -71,6 +73,7 @@ static void entry_free(nodeinfo_entry_t *e)
         mpitopo__log(1, "freeing a cached node communicator failed with MPI error %d", rc);
     mpitopo_machine_destroy(&e->machine);
     mpitopo__free(e->leaf_of_rank);
+    mpitopo__free(e->end_node);
     mpitopo__free(e);
 }
 
@@ -336,11 +339,25 @@ void mpitopo__nodeinfo_machine(const mpitopo_nodeinfo_t *info, const mpitopo_mac
     pthread_mutex_unlock(&cache_lock);
 }
 
-/* Cache a machine that comm_machine.c built (the entry takes both); a
- * machine cached meanwhile by another thread is kept and the new one
+/* The network of that machine and the end node of every node of comm:
+ * NULLs without a network (or before the machine is cached). */
+void mpitopo__nodeinfo_network(const mpitopo_nodeinfo_t *info, const mpitopo_network_t **network,
+                               const int **end_node)
+{
+    nodeinfo_entry_t *e = entry_of(info);
+    pthread_mutex_lock(&cache_lock);
+    *network = e->network;
+    *end_node = e->end_node;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* Cache a machine that comm_machine.c built, with its network (the
+ * session's) and end nodes (the entry takes the machine and both arrays);
+ * a machine cached meanwhile by another thread is kept and the new one
  * freed. */
 void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machine_t *machine,
-                                   int *leaf_of_rank)
+                                   int *leaf_of_rank, const mpitopo_network_t *network,
+                                   int *end_node)
 {
     nodeinfo_entry_t *e = entry_of(info);
     pthread_mutex_lock(&cache_lock);
@@ -348,10 +365,13 @@ void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machi
     if (first) {
         e->machine = machine;
         e->leaf_of_rank = leaf_of_rank;
+        e->network = network;
+        e->end_node = end_node;
     }
     pthread_mutex_unlock(&cache_lock);
     if (!first) {
         mpitopo_machine_destroy(&machine);
         mpitopo__free(leaf_of_rank);
+        mpitopo__free(end_node);
     }
 }

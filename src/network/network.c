@@ -472,6 +472,17 @@ static int parse_options(const char *desc, const char *s, mpitopo_network_t *net
     return MPITOPO_SUCCESS;
 }
 
+int mpitopo__network_is_description(const char *s)
+{
+    static const char *const kinds[] = {"torus", "mesh", "fattree", "ktree",
+                                        "dragonfly", "gpc", "hhc", "fabric"};
+    size_t len = strcspn(s, ":");
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        if (len == strlen(kinds[i]) && strncmp(s, kinds[i], len) == 0)
+            return 1;
+    return 0;
+}
+
 static int parse(const char *desc, mpitopo_network_t *net)
 {
     static const char gpc[] = "fattree:3;30,6,18;1,2,9;1,3,2:nodes=3090";
@@ -488,7 +499,7 @@ static int parse(const char *desc, mpitopo_network_t *net)
     if (!colon)
         return desc_fail(desc, MPITOPO_ERR_PARSE,
                          "expected KIND:PARAMETERS, KIND one of torus, mesh, fattree, ktree, "
-                         "dragonfly, gpc");
+                         "dragonfly, hhc, gpc");
     size_t klen = (size_t)(colon - s);
     const char *body = colon + 1, *opt = strchr(body, ':');
     size_t blen = opt ? (size_t)(opt - body) : strlen(body);
@@ -511,7 +522,8 @@ static int parse(const char *desc, mpitopo_network_t *net)
         rc = mpitopo__hhc_parse(desc, body, blen, net);
     } else {
         return desc_fail(desc, MPITOPO_ERR_PARSE,
-                         "kind = \"%.*s\" is not torus, mesh, fattree, ktree, dragonfly or gpc",
+                         "kind = \"%.*s\" is not torus, mesh, fattree, ktree, dragonfly, hhc "
+                         "or gpc",
                          (int)(klen > 40 ? 40 : klen), s);
     }
     int64_t nodes = 0;
@@ -671,5 +683,81 @@ int mpitopo_network_node_name(const mpitopo_network_t *network, int node, char *
         mpitopo__fabric_node_name(network, node, name, size);
     else
         snprintf(name, size, "n%d", node);
+    return MPITOPO_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- groups */
+
+/*
+ * The groups of end nodes that form a tree above them, top-down: a fat
+ * tree's subtrees (level l of the tree holds the nodes d with the same
+ * d / M[l]; levels holding every node are left out), a dragonfly's groups
+ * and routers, and whatever the kinds read from files or built on cubes
+ * say. Torus and mesh have none: no subset of their nodes shares links.
+ */
+static int group_levels(const mpitopo_network_t *net, int64_t *size, const char **names)
+{
+    static const char *const tree_names[MPITOPO_NET_MAX_LEVELS + 1] = {
+        "", "switch", "switch2", "switch3", "switch4", "switch5", "switch6", "switch7", "switch8",
+        "switch9", "switch10", "switch11", "switch12", "switch13", "switch14", "switch15",
+        "switch16"};
+    int n = 0;
+    switch (net->kind) {
+    case MPITOPO__NET_FATTREE:
+        for (int l = net->h; l >= 1; l--)
+            if (net->M[l] < net->nnodes && net->M[l] > 1) {
+                size[n] = net->M[l];
+                names[n++] = tree_names[l];
+            }
+        return n;
+    case MPITOPO__NET_DRAGONFLY:
+        if (net->df_g > 1) {
+            size[n] = net->df_p * net->df_a;
+            names[n++] = "group";
+        }
+        if (net->df_a > 1 && net->df_p > 1) {
+            size[n] = net->df_p;
+            names[n++] = "router";
+        }
+        return n;
+    case MPITOPO__NET_HHC:
+        return mpitopo__hhc_groups(net, size, names);
+    case MPITOPO__NET_FABRIC:
+        return mpitopo__fabric_groups(net, size, names);
+    default:
+        return 0;
+    }
+}
+
+int mpitopo_network_group_levels(const mpitopo_network_t *network, int *nlevels)
+{
+    if (!network || !nlevels)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !network ? "network" : "nlevels");
+    int64_t size[MPITOPO_MAX_LEVELS];
+    const char *names[MPITOPO_MAX_LEVELS];
+    *nlevels = group_levels(network, size, names);
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo_network_group(const mpitopo_network_t *network, int level, int node, int64_t *group,
+                          const char **name)
+{
+    if (!network || !group)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", !network ? "network" : "group");
+    int64_t size[MPITOPO_MAX_LEVELS];
+    const char *names[MPITOPO_MAX_LEVELS];
+    int n = group_levels(network, size, names);
+    if (level < 0 || level >= n)
+        return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "level = %d is not in [0, %d)", level, n);
+    if (node < 0 || node >= network->nnodes)
+        return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "node = %d is not in [0, %d)", node,
+                            network->nnodes);
+    /* size[level] > 0: consecutive nodes; otherwise the kind numbers them. */
+    *group = size[level] > 0 ? node / size[level]
+             : network->kind == MPITOPO__NET_HHC
+                 ? mpitopo__hhc_group(network, level, node)
+                 : mpitopo__fabric_group(network, level, node);
+    if (name)
+        *name = names[level];
     return MPITOPO_SUCCESS;
 }

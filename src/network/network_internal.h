@@ -65,6 +65,12 @@ int mpitopo__hhc_route(const mpitopo_network_t *net, int src, int dst, int64_t *
 void mpitopo__hhc_channel_name(const mpitopo_network_t *net, int64_t ch, char *name, size_t size);
 void mpitopo__hhc_node_name(const mpitopo_network_t *net, int node, char *name, size_t size);
 void mpitopo__hhc_free(mpitopo_network_t *net);
+/* Group levels (see mpitopo_network_group()), at most MPITOPO_MAX_LEVELS - 2,
+ * top-down: their names, and size[l] > 0 when the groups of level l are
+ * runs of size[l] consecutive end nodes, or 0 when mpitopo__hhc_group()
+ * numbers them. */
+int mpitopo__hhc_groups(const mpitopo_network_t *net, int64_t *size, const char **names);
+int64_t mpitopo__hhc_group(const mpitopo_network_t *net, int level, int node);
 
 /* Fabric (fabric.c): routes by forwarding tables, names from the files. */
 int mpitopo__fabric_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
@@ -72,6 +78,14 @@ void mpitopo__fabric_channel_name(const mpitopo_network_t *net, int64_t ch, char
                                   size_t size);
 void mpitopo__fabric_node_name(const mpitopo_network_t *net, int node, char *name, size_t size);
 void mpitopo__fabric_free(mpitopo_network_t *net);
+/* Group levels, as for the HHC above. */
+int mpitopo__fabric_groups(const mpitopo_network_t *net, int64_t *size, const char **names);
+int64_t mpitopo__fabric_group(const mpitopo_network_t *net, int level, int node);
+
+/* Whether s is a network description (its kind is one of the network
+ * kinds: torus, mesh, fattree, ktree, dragonfly, gpc, hhc, fabric) rather
+ * than, say, a list of machine levels ("switch:8"). */
+int mpitopo__network_is_description(const char *s);
 
 /* The route of src -> dst (valid, distinct or equal) into ch, which has
  * room for net->max_route channels; returns its length. */

@@ -653,6 +653,135 @@ static void test_allocation_failures(void **state)
     mpitopo_pattern_destroy(&r.p);
 }
 
+/* Group levels against the routes: in a fat tree two nodes share a group
+ * of level "switchL" exactly when their route climbs at most L levels
+ * (2L channels); in a dragonfly they share a router when the route is 2
+ * channels long, a group when it crosses no global link. */
+static void test_groups(void **state)
+{
+    (void)state;
+    const char *trees[] = {"ktree:4,3", "fattree:3;3,2,4;1,2,2;1,2,1:nodes=20", "gpc"};
+    for (int t = 0; t < 3; t++) {
+        mpitopo_network_t *net = NULL;
+        assert_int_equal(mpitopo_network_from_string(trees[t], &net), MPITOPO_SUCCESS);
+        int n, nl, maxr;
+        mpitopo_network_size(net, &n, NULL, &maxr);
+        assert_int_equal(mpitopo_network_group_levels(net, &nl), MPITOPO_SUCCESS);
+        assert_int_equal(nl, 2);
+        int64_t ch[32];
+        for (int a = 0; a < n; a += (t == 2 ? 37 : 1))
+            for (int b = 0; b < n; b += (t == 2 ? 13 : 1)) {
+                int len;
+                assert_int_equal(mpitopo_network_route(net, a, b, 32, ch, &len), MPITOPO_SUCCESS);
+                for (int l = 0; l < nl; l++) {
+                    int64_t ga, gb;
+                    const char *name;
+                    assert_int_equal(mpitopo_network_group(net, l, a, &ga, &name), 0);
+                    assert_int_equal(mpitopo_network_group(net, l, b, &gb, NULL), 0);
+                    int L = l == nl - 1 ? 1 : 2; /* "switch2", "switch" */
+                    assert_string_equal(name, L == 1 ? "switch" : "switch2");
+                    assert_int_equal(ga == gb, len <= 2 * L);
+                }
+            }
+        int64_t g;
+        assert_int_equal(mpitopo_network_group(net, nl, 0, &g, NULL), MPITOPO_ERR_RANGE);
+        assert_int_equal(mpitopo_network_group(net, 0, n, &g, NULL), MPITOPO_ERR_RANGE);
+        assert_int_equal(mpitopo_network_group(net, 0, 0, NULL, NULL), MPITOPO_ERR_ARG);
+        mpitopo_network_destroy(&net);
+    }
+    mpitopo_network_t *net = NULL;
+    assert_int_equal(mpitopo_network_from_string("dragonfly:2,4,2", &net), MPITOPO_SUCCESS);
+    int n, nl;
+    mpitopo_network_size(net, &n, NULL, NULL);
+    mpitopo_network_group_levels(net, &nl);
+    assert_int_equal(nl, 2);
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            int64_t ch[8], ga, gb, ra, rb;
+            int len;
+            const char *gname, *rname;
+            mpitopo_network_route(net, a, b, 8, ch, &len);
+            mpitopo_network_group(net, 0, a, &ga, &gname);
+            mpitopo_network_group(net, 0, b, &gb, NULL);
+            mpitopo_network_group(net, 1, a, &ra, &rname);
+            mpitopo_network_group(net, 1, b, &rb, NULL);
+            assert_string_equal(gname, "group");
+            assert_string_equal(rname, "router");
+            int global = 0;
+            for (int i = 0; i < len; i++) {
+                char cname[64];
+                mpitopo_network_channel(net, ch[i], NULL, cname, sizeof cname);
+                global += strstr(cname, "global") != NULL;
+            }
+            assert_int_equal(ra == rb, len <= 2);
+            assert_int_equal(ga == gb, global == 0);
+        }
+    mpitopo_network_destroy(&net);
+    assert_int_equal(mpitopo_network_from_string("torus:4x4", &net), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_network_group_levels(net, &nl), MPITOPO_SUCCESS);
+    assert_int_equal(nl, 0);
+    mpitopo_network_destroy(&net);
+}
+
+/* A machine under a network: the group levels above its nodes, nodes on
+ * the end nodes the caller names, leaves renumbered in network order. */
+static void test_network_machine(void **state)
+{
+    (void)state;
+    mpitopo_network_t *net = NULL;
+    mpitopo_machine_t *m = NULL, *out = NULL;
+    assert_int_equal(mpitopo_network_from_string("ktree:2,3", &net), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_machine_from_string("rack:2 node:3 core:2", &m), MPITOPO_SUCCESS);
+    int leaf_map[12];
+    assert_int_equal(mpitopo_network_machine(net, m, NULL, &out, leaf_map), MPITOPO_SUCCESS);
+    char buf[128];
+    mpitopo_machine_describe(out, buf, sizeof buf);
+    assert_string_equal(buf, "switch2:2 switch:[1..2] node:2 core:2 (12 leaves)");
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(leaf_map[i], i);
+    mpitopo_machine_destroy(&out);
+    /* Nodes 0..5 on end nodes 7..2: leaf 2u+c goes to 2*(7-u-2)+c. */
+    const int rev[6] = {7, 6, 5, 4, 3, 2};
+    assert_int_equal(mpitopo_network_machine(net, m, rev, &out, leaf_map), MPITOPO_SUCCESS);
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(leaf_map[i], 2 * (5 - i / 2) + i % 2);
+        int unit;
+        mpitopo_machine_unit_of(out, 0, leaf_map[i], &unit); /* switch2: end nodes 4 by 4 */
+        assert_int_equal(unit, rev[i / 2] >= 4 ? 1 : 0);
+    }
+    double c0, c1;
+    mpitopo_machine_cost(out, 0, 1, &c0);  /* two cores of a node */
+    mpitopo_machine_cost(out, 0, 11, &c1); /* across the top switch */
+    assert_true(c0 < c1);
+    mpitopo_machine_destroy(&out);
+    const int dup[6] = {0, 1, 2, 3, 4, 1};
+    assert_int_equal(mpitopo_network_machine(net, m, dup, &out, NULL), MPITOPO_ERR_ARG);
+    assert_non_null(strstr(mpitopo_last_error(), "end_node[1] = end_node[5] = 1"));
+    assert_null(out);
+    const int far[6] = {0, 1, 2, 3, 4, 8};
+    assert_int_equal(mpitopo_network_machine(net, m, far, &out, NULL), MPITOPO_ERR_RANGE);
+    mpitopo_machine_destroy(&m);
+    assert_int_equal(mpitopo_machine_from_string("node:9 core:2", &m), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_network_machine(net, m, NULL, &out, NULL), MPITOPO_ERR_RANGE);
+    assert_non_null(strstr(mpitopo_last_error(), "9 nodes, the network only 8"));
+    mpitopo_machine_destroy(&m);
+    /* No node level: the machine is one node; a torus adds no level. */
+    assert_int_equal(mpitopo_machine_from_string("socket:2 core:2", &m), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_network_machine(net, m, NULL, &out, NULL), MPITOPO_SUCCESS);
+    mpitopo_machine_describe(out, buf, sizeof buf);
+    assert_string_equal(buf, "switch2:1 switch:1 node:1 socket:2 core:2");
+    mpitopo_machine_destroy(&out);
+    mpitopo_network_destroy(&net);
+    assert_int_equal(mpitopo_network_from_string("torus:2x2", &net), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_network_machine(net, m, NULL, &out, NULL), MPITOPO_SUCCESS);
+    mpitopo_machine_describe(out, buf, sizeof buf);
+    assert_string_equal(buf, "node:1 socket:2 core:2");
+    assert_int_equal(mpitopo_network_machine(NULL, m, NULL, &out, NULL), MPITOPO_ERR_ARG);
+    mpitopo_machine_destroy(&out);
+    mpitopo_machine_destroy(&m);
+    mpitopo_network_destroy(&net);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_routes_bfs),     cmocka_unit_test(test_errors),
         cmocka_unit_test(test_metrics_by_hand), cmocka_unit_test(test_metrics_brute_force),
         cmocka_unit_test(test_gpc_speed),      cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_groups),         cmocka_unit_test(test_network_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
