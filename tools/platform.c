@@ -310,10 +310,10 @@ static int write_platform(FILE *f, const mpitopo_network_t *net, int n, const pl
     if ((rc = mark_used(net, n, maxlen, route, used)) != MPITOPO_SUCCESS)
         goto out;
     fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-               "<!-- mpitopo platform --network ");
-    for (const char *p = a->network; *p; p++) /* "--" cannot appear in an XML comment */
-        fputc(*p == '-' && p[1] == '-' ? '_' : *p, f);
-    fprintf(f, ": %d hosts, mpitopo's routes -->\n<platform version=\"4.1\">\n"
+               "<!-- Written by mpitopo platform: the network ");
+    for (const char *p = a->network; *p; p++) /* an XML comment holds no "--" and ends in no '-' */
+        fputc(*p == '-' && (p[1] == '-' || !p[1]) ? '_' : *p, f);
+    fprintf(f, ", %d hosts, mpitopo's routes -->\n<platform version=\"4.1\">\n"
                "  <zone id=\"mpitopo\" routing=\"Full\">\n", n);
     for (int i = 0; i < n; i++) {
         const char *h = names + (size_t)i * NAME_LEN;
