@@ -99,12 +99,15 @@ static const char *eval_help =
     "  --seed N              seed for randomised mappers (default 1)\n"
     "  --network DESC        also measure every column on a network (\"torus:4x4x4\",\n"
     "                        \"mesh:3x5\", \"fattree:...\", \"ktree:K,N\",\n"
-    "                        \"dragonfly:P,A,H\", \"gpc\"; see mpitopo_network(3)):\n"
+    "                        \"dragonfly:P,A,H\", \"gpc\", \"hhc:...\",\n"
+    "                        \"fabric:TOPOLOGY,ROUTES\"; see mpitopo_network(3)):\n"
     "                        the machine's nodes, in order, are its end nodes\n"
-    "                        0, 1, ...; prints hop-bytes, dilation, maximum\n"
-    "                        congestion, NZCA, NZCV, the hybrid metric and the\n"
-    "                        busiest channel, over the bytes between processes\n"
-    "                        on different nodes\n"
+    "                        0, 1, ...; the network's switch groups replace the\n"
+    "                        machine's levels above \"node\" (so mappers and\n"
+    "                        the tree metrics see them); prints hop-bytes,\n"
+    "                        dilation, maximum congestion, NZCA, NZCV, the\n"
+    "                        hybrid metric and the busiest channel, over the\n"
+    "                        bytes between processes on different nodes\n"
     "  --json                one JSON object instead of the table\n"
     "  -h, --help            print this help and exit\n"
     "\n"
@@ -186,6 +189,7 @@ static const char *format_names[] = {"plain", "openmpi-rankfile", "mpich-hosts",
  * subcommand's old spelling as an alias). */
 typedef struct common_args {
     const char *machine, *node_topology, *pattern, *placement, *hosts;
+    const char *network;       /* --network DESC, NULL without */
     const char *placement_opt; /* the spelling given, for messages */
     mpitopo_weight_t weight;
     uint64_t seed;
@@ -199,7 +203,6 @@ typedef struct eval_args {
     const char *mappings[MAX_COLUMNS];
     int nmappings;
     map_format_t mapping_format;
-    const char *network; /* --network DESC, NULL without */
     int json, never_worse;
 } eval_args_t;
 
@@ -279,6 +282,7 @@ static int common_option(common_args_t *c, const char *o, const char *value)
                         : !strcmp(o, "--node-topology") ? &c->node_topology
                         : !strcmp(o, "--pattern")       ? &c->pattern
                         : !strcmp(o, "--hosts")         ? &c->hosts
+                        : !strcmp(o, "--network")       ? &c->network
                         : !strcmp(o, "--placement") || !strcmp(o, "--launch") ? &c->placement
                                                                               : NULL;
     int weights = !strcmp(o, "--weights") || !strcmp(o, "--weight");
@@ -329,16 +333,11 @@ static int eval_option(eval_args_t *a, int argc, char **argv, int *i)
         return rc;
     }
     int mapping = !strcmp(o, "--mapping"), fmt = !strcmp(o, "--mapping-format");
-    int network = !strcmp(o, "--network");
-    if (!mapping && !fmt && !network && strcmp(o, "--mapper"))
+    if (!mapping && !fmt && strcmp(o, "--mapper"))
         return usage_error("unknown option '%s'", o);
     if (!value)
         return usage_error("option '%s' needs a value", o);
     ++*i;
-    if (network) {
-        a->network = value;
-        return 0;
-    }
     if (fmt)
         return parse_format(o, value, 1, &a->mapping_format);
     if (!mapping) {
@@ -383,6 +382,37 @@ static int is_pattern_description(const char *s)
     return 0;
 }
 
+/* The network of --network (NULL without), its end nodes the machine's
+ * nodes in order. */
+static mpitopo_network_t *eval_network;
+
+/* Load --network, and put its group levels (switches) above the machine's
+ * nodes in place of the machine's own. */
+static int load_network(const char *desc, mpitopo_machine_t **machine)
+{
+    if (!desc)
+        return 0;
+    int rc = mpitopo_network_from_string(desc, &eval_network);
+    if (rc != MPITOPO_SUCCESS) {
+        const char *detail = mpitopo_last_error();
+        fprintf(stderr, "mpitopo: --network '%s': %s\n", desc, detail[0] ? detail : mpitopo_strerror(rc));
+        return 1;
+    }
+    int nend = 0, nnodes = machine_nnodes(*machine);
+    mpitopo_network_size(eval_network, &nend, NULL, NULL);
+    if (nnodes > nend) {
+        fprintf(stderr, "mpitopo: --network '%s': the machine has %d nodes but the network only %d end nodes\n",
+                desc, nnodes, nend);
+        return 1;
+    }
+    mpitopo_machine_t *m = NULL;
+    if ((rc = mpitopo_network_machine(eval_network, *machine, NULL, &m, NULL)) != MPITOPO_SUCCESS)
+        return fail("--network", rc);
+    mpitopo_machine_destroy(machine);
+    *machine = m;
+    return 0;
+}
+
 static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpitopo_pattern_t **pattern)
 {
     int rc;
@@ -393,6 +423,8 @@ static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpit
         rc = mpitopo_machine_from_string(a->machine, machine);
     if (rc != MPITOPO_SUCCESS)
         return fail("--machine", rc);
+    if (load_network(a->network, machine))
+        return 1;
     int nprocs, nleaves;
     mpitopo_machine_nleaves(*machine, &nleaves);
     /* A file's header is checked against the machine before anything is
@@ -442,30 +474,6 @@ static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
         memcpy(specs[*n], p, len);
         specs[(*n)++][len] = '\0';
         p += len + (p[len] == ',');
-    }
-    return 0;
-}
-
-/* The network of --network (NULL without), its end nodes the machine's
- * nodes in order. */
-static mpitopo_network_t *eval_network;
-
-static int load_network(const char *desc, const mpitopo_machine_t *machine)
-{
-    if (!desc)
-        return 0;
-    int rc = mpitopo_network_from_string(desc, &eval_network);
-    if (rc != MPITOPO_SUCCESS) {
-        const char *detail = mpitopo_last_error();
-        fprintf(stderr, "mpitopo: --network '%s': %s\n", desc, detail[0] ? detail : mpitopo_strerror(rc));
-        return 1;
-    }
-    int nend = 0, nnodes = machine_nnodes(machine);
-    mpitopo_network_size(eval_network, &nend, NULL, NULL);
-    if (nnodes > nend) {
-        fprintf(stderr, "mpitopo: --network '%s': the machine has %d nodes but the network only %d end nodes\n",
-                desc, nnodes, nend);
-        return 1;
     }
     return 0;
 }
@@ -1168,8 +1176,8 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
         print_row(label, r, n, width, cell_max);
     }
     print_row("weighted cost sum(weight x cost)", r, n, width, cell_cost);
-    if (a->network)
-        print_network_rows(a->network, r, n, width);
+    if (a->c.network)
+        print_network_rows(a->c.network, r, n, width);
     for (int i = 0; i < n; i++)
         if (r[i].kept_launch)
             printf("(%s: kept the launch placement, it did not lower the cost)\n", r[i].name);
@@ -1305,8 +1313,6 @@ static int cmd_eval(int argc, char **argv)
     int n = 0;
     int status = load_inputs(&a.c, &machine, &pattern);
     if (!status)
-        status = load_network(a.network, machine);
-    if (!status)
         status = run_mappers(&a, machine, pattern, results, &n);
     if (!status)
         status = read_mappings(&a, machine, pattern, results, &n);
@@ -1421,6 +1427,10 @@ static const char *map_help =
     "                        the mapper left some\n"
     "  --hosts H1,H2,...     host names of the nodes, in node order (default\n"
     "                        node0, node1, ...); at least one per node\n"
+    "  --network DESC        the network above the nodes (see 'mpitopo eval\n"
+    "                        --help'): its switch groups replace the machine's\n"
+    "                        levels above \"node\", so mappers see them; with\n"
+    "                        --verbose, the network metrics too\n"
     "  --output FILE         write there instead of standard output\n"
     "  --verbose             print the weighted cost and the off-node weight of\n"
     "                        the launch placement and of the result on stderr\n"
@@ -1568,6 +1578,14 @@ static int report_map(const map_args_t *a, const mpitopo_machine_t *m, const mpi
     fprintf(stderr, "mpitopo map: %s from %s launch (%s weights): cost %.6g -> %.6g, off-node weight %.6g -> %.6g%s\n",
             a->mapper, a->c.placement, mpitopo_weight_name(a->c.weight), c0, c1, o0, o1,
             kept ? " (kept the launch placement: the mapper did not lower the cost)" : "");
+    if (!eval_network)
+        return 0;
+    result_t r0, r1;
+    if (network_metrics(m, pat, launch, &r0) || network_metrics(m, pat, leaves, &r1))
+        return 1;
+    fprintf(stderr, "mpitopo map: network %s: hop-bytes %.6g -> %.6g, MC %.6g -> %.6g, NZCA %.6g -> %.6g, hybrid %.6g -> %.6g\n",
+            a->c.network, r0.net.hop_bytes, r1.net.hop_bytes, r0.net.max_congestion, r1.net.max_congestion,
+            r0.net.nzca, r1.net.nzca, r0.net.hybrid, r1.net.hybrid);
     return 0;
 }
 
@@ -1616,6 +1634,7 @@ static int cmd_map(int argc, char **argv)
     int status = load_inputs(&a.c, &machine, &pattern);
     if (!status)
         status = map_and_write(&a, machine, pattern);
+    mpitopo_network_destroy(&eval_network);
     mpitopo_machine_destroy(&machine);
     mpitopo_pattern_destroy(&pattern);
     return status;

@@ -144,6 +144,32 @@ assert n["busiest_channel"] == "n0->n2 d0+", n
 PY
   then echo "FAIL network-torus: python check failed"; failures=$((failures + 1)); fi
 fi
+# ktree:2,2 (4 nodes; leaf switches s1.0 over nodes 0-1, s1.1 over 2-3): its
+# leaf switches become the machine's level "switch" above the nodes (the
+# top level holds every node and is left out). complete:4, one process per
+# node: 4 ordered pairs under one leaf (2 hops), 8 across (4 hops):
+# hop-bytes 8 + 32 = 40; every node link carries 3 bytes each way (8
+# channels), the 8 leaf-top channels 2 each (d-mod-k splits a leaf's 4
+# crossing bytes over its 2 up-links): MC 3, NZCA 40/16 = 2.5, NZCV 0.25,
+# hybrid 45.75. Weighted cost: 8 pairs across switches x 3 + 4 x 2 = 32.
+check network-groups "$cli" eval --machine "node:4 core:1" --pattern complete:4 --mapper identity --network ktree:2,2
+expect_in network-groups "machine:   switch:2 node:2 core:1 (4 leaves)"
+expect_in network-groups "edges crossing switch (2 units)                         8"
+expect_in network-groups "weighted cost sum(weight x cost)                       32"
+expect_in network-groups "  hop-bytes                                            40"
+expect_in network-groups "  max congestion (MC)                                   3"
+expect_in network-groups "  NZCA                                                2.5"
+expect_in network-groups "  NZCV                                               0.25"
+expect_in network-groups "  hybrid (weights 1,1,1,1)                          45.75"
+# map --network: the same machine for the mapper, and with --verbose the
+# network metrics of the launch and of the result (identity keeps the block
+# launch: the figures above on both sides); a bad description and too few
+# end nodes are errors naming them.
+check map-network "$cli" map --machine "node:4 core:1" --pattern complete:4 --mapper identity --network ktree:2,2 --verbose
+expect_in map-network "mpitopo map: network ktree:2,2: hop-bytes 40 -> 40, MC 3 -> 3, NZCA 2.5 -> 2.5, hybrid 45.75 -> 45.75"
+expect_error map-network-bad "--network 'ktree:0,2'" "$cli" map --machine "node:4 core:1" --pattern complete:4 --network ktree:0,2
+expect_error map-network-small "the machine has 4 nodes but the network only 2 end nodes" \
+  "$cli" map --machine "node:4 core:1" --pattern complete:4 --network mesh:2
 check network-json "$cli" "${net[@]}" --network mesh:3x5 --json
 if command -v python3 >/dev/null; then
   if ! python3 - "$out" <<'PY'
