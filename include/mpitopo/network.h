@@ -54,28 +54,31 @@ extern "C" {
  *    group t when t < i, else t+1. Minimal routing: to the router of the
  *    group holding the link to the destination's group, across it, then to
  *    the destination's router (at most 5 channels, counting the node links).
- *  - "hhc:D": the D-dimensional hierarchical hypercube with centre nodes
- *    (HHC), D in [1, 30]. A 3-cube of 8 nodes and a centre linked to all 8
- *    is the 3-HHC (9 nodes); in the D-HHC, L = ceil(D/3) levels of such
- *    cubes, the 2^D bottom nodes are the leaves of 3-cubes, the centres of
- *    the cubes of one level the leaves of the cubes of the next, and the
- *    single top cube has D - 3(L-1) dimensions (the 4-HHC: two 3-HHCs and
- *    a top centre, 19 nodes; the 6-HHC: 73). Every node is an end node. Its
- *    ID is L 4-bit nibbles, the top cube's first, named "0101" in the
- *    3-HHC and "0011.0101" when L = 2: each nibble is the node's position
- *    in a cube (below 1000), and 1000 marks a centre, the centre of a cube
- *    of level j having its j lowest nibbles 1000 ("0011.1000" is the centre
- *    of the bottom cube 0011, "1000.1000" the top centre). End node numbers
- *    are the post-order of the tree of centres, each cube's leaves' subtrees
- *    in the order of their nibbles, then its centre: with S_0 = 1 and S_j =
- *    2^(dimension of the level-j cubes) * S_(j-1) + 1, the node whose
- *    lowest l nibbles are 1000 is number sum over i > l of nibble_i *
- *    S_(i-1), plus S_l - 1 (nibble 1 the lowest); in the 3-HHC, end node i
- *    is the nibble i, the centre 8; in the 6-HHC, "a.b" is 9a + b, "1000.1000"
- *    72. Routing: up through the centres until a leaf of the lowest cube
- *    that holds both ends, across it (the bits of its nibble from the least
- *    significant, or to its centre), then down through the centres: at most
- *    D - L + 1 channels. A channel is named by its ends, "0011.0101->0011.1000".
+ *  - "hhc:D": the hierarchical hypercube with centre nodes (HHC) of
+ *    dimension D in [1, 30] (seed paper 002). The 3-HHC is a 3-cube of 8
+ *    nodes and a centre linked to all 8 (9 nodes). The D-HHC has L =
+ *    ceil(D/3) levels of such cubes: the leaves of the level-1 cubes are
+ *    the 2^D bottom nodes, the leaves of a level-j cube the centres of
+ *    cubes of level j-1, and the single top cube has D - 3(L-1)
+ *    dimensions (the 4-HHC is two 3-HHCs and a top centre, 19 nodes; the
+ *    6-HHC eight, 73 nodes). Every node is an end node. Its ID, its name,
+ *    is L 4-bit nibbles, the top cube's first, joined by '.' ("0101" in
+ *    the 3-HHC, "0011.0101" when L = 2): a nibble is the node's position
+ *    in a cube, below 1000, and the centre of a level-j cube has its j
+ *    lowest nibbles 1000 ("0011.1000" is the centre of bottom cube 0011,
+ *    "1000.1000" the top centre). End node numbers follow the post-order
+ *    of the tree of centres (the subtrees below a cube's leaves in the
+ *    order of their nibbles, then the centre): with S_0 = 1 and S_j = 2^k
+ *    S_(j-1) + 1 for the k-cubes of level j, the node whose l lowest
+ *    nibbles are 1000 is number S_l - 1 plus the sum over i > l of
+ *    nibble_i * S_(i-1), nibble 1 being the lowest. So in the 3-HHC end
+ *    node i is the nibble i and the centre is node 8; in the 6-HHC, "a.b"
+ *    is node 9a + b and "1000.1000" node 72. Routing (the paper's): up
+ *    through the centres to a leaf of the lowest cube holding both ends,
+ *    across that cube (to its centre, or flipping the differing bits of
+ *    its nibble, the least significant first), then down through the
+ *    centres; at most D - L + 1 channels. A channel is named by its ends,
+ *    "0011.0101->0011.1000".
  *  - "gpc": the QDR partition of SciNet's GPC, a 5:1 blocking fat tree:
  *    103 leaf switches of 30 nodes, each with 3 links to a line switch
  *    in each of two core switches, a core being 18 line switches (6 leaves
