@@ -7,13 +7,13 @@
 # Usage: test_simgrid.sh MPITOPO_CLI
 set -uo pipefail
 cli=$1
-here=$(cd "$(dirname "$0")" && pwd)
 for tool in smpicc smpirun python3; do
   if ! command -v $tool >/dev/null; then
     echo "SKIP: $tool not found (SimGrid's SMPI and python3 are needed)"
     exit 77
   fi
 done
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
