@@ -543,7 +543,9 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
     for (int i = 0; i < *nresults && !status; i++) {
         result_t *r = &results[i];
         snprintf(r->name, sizeof r->name, "%s", specs[i]);
-        rc = mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
+        rc = eval_network ? mpitopo_map_network(specs[i], machine, eval_network, NULL, pattern, &opt, leaves,
+                                                &r->kept_launch)
+                          : mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
         if (rc == MPITOPO_SUCCESS)
             rc = mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
         if (rc != MPITOPO_SUCCESS)
@@ -1605,7 +1607,8 @@ static int map_and_write(const map_args_t *a, const mpitopo_machine_t *m, const 
         status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
     else if ((rc = mpitopo_placement(m, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
         status = fail(a->c.placement_opt, rc);
-    else if ((rc = mpitopo_map(a->mapper, m, pat, &opt, leaves, &kept)) != MPITOPO_SUCCESS)
+    else if ((rc = eval_network ? mpitopo_map_network(a->mapper, m, eval_network, NULL, pat, &opt, leaves, &kept)
+                                : mpitopo_map(a->mapper, m, pat, &opt, leaves, &kept)) != MPITOPO_SUCCESS)
         status = fail(a->mapper, rc);
     else if (a->verbose)
         status = report_map(a, m, pat, launch, leaves, kept);

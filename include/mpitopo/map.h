@@ -5,6 +5,7 @@
 #endif
 
 #include <mpitopo/export.h>
+#include <mpitopo/network.h>
 
 #include <stdint.h>
 
@@ -98,6 +99,40 @@ MPITOPO_API int mpitopo_mapper_find(const char *name, const mpitopo_mapper_t **m
 MPITOPO_API int mpitopo_map(const char *spec, const mpitopo_machine_t *machine,
                             const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
                             int *leaf_of_proc, int *kept_launch);
+
+/**
+ * @brief Run a mapper on a machine under a network, then check its result.
+ *
+ * As mpitopo_map(), with the network above the machine's nodes: node unit u
+ * of the machine sits on end node end_node[u] (end_node NULL: on end node
+ * u). Network-aware mappers (those whose summary says so in
+ * mpitopo_mapper_at()) place processes by the network's routes and
+ * congestion; the others ignore the network. mpitopo_map() is this
+ * function without a network, where network-aware mappers fail with
+ * #MPITOPO_ERR_ARG.
+ * @param[in] spec the mapper: "name" or "name:args"
+ * @param[in] machine the machine
+ * @param[in] network the network
+ * @param[in] end_node the end node of every node unit of machine (distinct),
+ *            or NULL for unit u on end node u
+ * @param[in] pattern the pattern of nprocs processes
+ * @param[in] options the options, or NULL for #MPITOPO_MAP_OPTIONS_INIT
+ * @param[out] leaf_of_proc nprocs ints, caller-allocated: the mapping;
+ *             unspecified on error
+ * @param[out] kept_launch 1 when the launch placement was kept by the
+ *             never-worse guard, else 0; may be NULL
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL network, and the errors of mpitopo_map()
+ * @retval MPITOPO_ERR_RANGE more nodes than end nodes, an end node out of
+ *         range
+ * @retval MPITOPO_ERR_* those of mpitopo_map()
+ * @local
+ */
+MPITOPO_API int mpitopo_map_network(const char *spec, const mpitopo_machine_t *machine,
+                                    const mpitopo_network_t *network, const int *end_node,
+                                    const mpitopo_pattern_t *pattern,
+                                    const mpitopo_map_options_t *options, int *leaf_of_proc,
+                                    int *kept_launch);
 
 /**
  * @brief Check that a mapping places processes on distinct leaves of a machine.

@@ -225,15 +225,20 @@ MPITOPO_API int mpitopo_network_group_levels(const mpitopo_network_t *network, i
  *    tree is named "switchL" ("switch" for the leaf switches) and holds the
  *    nodes d with equal d / (m1*..*ml);
  *  - a dragonfly: "group" (P*A nodes) and "router" (P nodes);
- *  - an HHC and a fabric read from files: see their descriptions;
+ *  - an HHC: "hhcJ" for J = L-1 down to 1, the nodes below one centre of
+ *    level J (an "hhc1" is a 3-HHC); a centre of a higher level is a group
+ *    of its own;
+ *  - a fabric read from files: see its description;
  *  - a torus or a mesh: none.
  * These levels are what mpitopo_network_machine() puts above a machine's
  * nodes, so every mapper that reads a machine sees the switches.
  * @param[in] network the network
  * @param[in] level the group level, in [0, nlevels)
  * @param[in] node the end node, in [0, nnodes)
- * @param[out] group its group at that level (groups are numbered from 0 in
- *             the order of their nodes)
+ * @param[out] group its group at that level: a label, the same for the
+ *             nodes of one group and different for those of two, growing
+ *             with the nodes (consecutive nodes d / size in a fat tree and
+ *             a dragonfly; the first node of the group in an HHC)
  * @param[out] name the level's name, owned by the library (or NULL)
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_ARG NULL network or group

@@ -16,6 +16,18 @@
 typedef int (*mpitopo__map_fn)(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                                const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 
+/* What network-aware mappers also get (mpitopo_map_network): the network
+ * above the machine's nodes and the end node of each node unit (NULL: unit
+ * u on end node u). network is NULL when the caller gave none
+ * (mpitopo_map): such a mapper then fails with a message saying so. */
+typedef struct mpitopo__map_net {
+    const mpitopo_network_t *network;
+    const int *end_node;
+} mpitopo__map_net_t;
+typedef int (*mpitopo__map_net_fn)(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                                   const char *args, const mpitopo_map_options_t *options,
+                                   const mpitopo__map_net_t *net, int *leaf_of_proc);
+
 int mpitopo__map_identity(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                           const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 int mpitopo__map_block(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,

@@ -6,26 +6,28 @@
 #include <stdio.h>
 #include <string.h>
 
-/* takes_args: whether "name:args" is accepted. */
+/* takes_args: whether "name:args" is accepted; map_net, for the mappers
+ * that read the network (then map is NULL). */
 static const struct entry {
     mpitopo_mapper_t info;
     mpitopo__map_fn map;
     int takes_args;
+    mpitopo__map_net_fn map_net;
 } mappers[] = {
-    {{"identity", "keep the launch placement (what MPI implementations do today)", 0}, mpitopo__map_identity, 0},
-    {{"block", "process p on leaf p: nodes filled one after the other", 0}, mpitopo__map_block, 0},
-    {{"rr", "round-robin over compute nodes, like --map-by node", 0}, mpitopo__map_rr, 0},
-    {{"random", "uniformly random placement; random:SEED (default: the options' seed)", 0}, mpitopo__map_random, 1},
+    {{"identity", "keep the launch placement (what MPI implementations do today)", 0}, mpitopo__map_identity, 0, NULL},
+    {{"block", "process p on leaf p: nodes filled one after the other", 0}, mpitopo__map_block, 0, NULL},
+    {{"rr", "round-robin over compute nodes, like --map-by node", 0}, mpitopo__map_rr, 0, NULL},
+    {{"random", "uniformly random placement; random:SEED (default: the options' seed)", 0}, mpitopo__map_random, 1, NULL},
     {{"cart", "Cartesian grids: cheapest of box, strip and bisection tilings (and the graph mappers on small grids)", 1},
-     mpitopo__map_cart, 0},
+     mpitopo__map_cart, 0, NULL},
     {{"tree", "any pattern: best of top-down exact-capacity bisection + FM and bottom-up TreeMatch grouping; "
-              "tree:topdown, tree:bottomup run one", 0}, mpitopo__map_tree, 1},
+              "tree:topdown, tree:bottomup run one", 0}, mpitopo__map_tree, 1, NULL},
 #ifdef MPITOPO_HAVE_SCOTCH
     {{"scotch", "Scotch static mapping onto the machine tree (tleaf), then exact-capacity repair", 0},
-     mpitopo__map_scotch, 0},
+     mpitopo__map_scotch, 0, NULL},
 #endif
 #ifdef MPITOPO_HAVE_METIS
-    {{"metis", "METIS k-way per level of the machine tree, then exact-capacity repair", 0}, mpitopo__map_metis, 0},
+    {{"metis", "METIS k-way per level of the machine tree, then exact-capacity repair", 0}, mpitopo__map_metis, 0, NULL},
 #endif
 };
 #define NMAPPERS ((int)(sizeof mappers / sizeof mappers[0]))
@@ -148,8 +150,9 @@ int mpitopo__keep_launch_unless_cheaper(const mpitopo_machine_t *machine, const 
     return rc;
 }
 
-int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                const mpitopo_map_options_t *options, int *leaf_of_proc, int *kept_launch)
+static int map_impl(const char *spec, const mpitopo_machine_t *machine, const mpitopo__map_net_t *net,
+                    const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                    int *leaf_of_proc, int *kept_launch)
 {
     int nprocs = 0, kept = 0;
     int rc = check_map_args(spec, machine, pattern, leaf_of_proc, &nprocs);
@@ -171,7 +174,8 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
     if (colon && !mapper->takes_args)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "spec = \"%.64s\": mapper '%s' takes no argument", spec,
                               mapper->info.name);
-    rc = mapper->map(machine, pattern, colon ? colon + 1 : NULL, options, leaf_of_proc);
+    rc = mapper->map_net ? mapper->map_net(machine, pattern, colon ? colon + 1 : NULL, options, net, leaf_of_proc)
+                         : mapper->map(machine, pattern, colon ? colon + 1 : NULL, options, leaf_of_proc);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     rc = mpitopo_mapping_check(machine, nprocs, leaf_of_proc);
@@ -185,6 +189,36 @@ int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitop
     if (kept_launch)
         *kept_launch = kept;
     return rc;
+}
+
+int mpitopo_map(const char *spec, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                const mpitopo_map_options_t *options, int *leaf_of_proc, int *kept_launch)
+{
+    const mpitopo__map_net_t none = {NULL, NULL};
+    return map_impl(spec, machine, &none, pattern, options, leaf_of_proc, kept_launch);
+}
+
+int mpitopo_map_network(const char *spec, const mpitopo_machine_t *machine, const mpitopo_network_t *network,
+                        const int *end_node, const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                        int *leaf_of_proc, int *kept_launch)
+{
+    if (!network)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "network is NULL");
+    if (machine) {
+        int node_level, nnodes = 1, nend;
+        mpitopo_machine_node_level(machine, &node_level);
+        if (node_level >= 0)
+            mpitopo_machine_level(machine, node_level, NULL, NULL, &nnodes, NULL, NULL);
+        mpitopo_network_size(network, &nend, NULL, NULL);
+        if (!end_node && nnodes > nend)
+            return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "the machine has %d nodes, the network only %d end nodes", nnodes,
+                                nend);
+        for (int u = 0; end_node && u < nnodes; u++)
+            if (end_node[u] < 0 || end_node[u] >= nend)
+                return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "end_node[%d] = %d is not in [0, %d)", u, end_node[u], nend);
+    }
+    const mpitopo__map_net_t net = {network, end_node};
+    return map_impl(spec, machine, &net, pattern, options, leaf_of_proc, kept_launch);
 }
 
 /* A mapper's arguments are checked by the mapper itself, so the one way to

@@ -231,3 +231,40 @@ void mpitopo__hhc_free(mpitopo_network_t *net)
 {
     net->ext = NULL;
 }
+
+/* Group levels: the subtree below a level-j centre (j = L-1 down to 1),
+ * named "hhcJ" (a 3-HHC is "hhc1"): its nodes are a run of S_j consecutive
+ * end nodes, labelled by the first of them. The centres above level j
+ * (interleaved in post-order between those runs) are groups of their own,
+ * labelled by their number. */
+int mpitopo__hhc_groups(const mpitopo_network_t *net, int64_t *size, const char **names)
+{
+    static const char *const level_names[HHC_MAX_LEVELS + 1] = {
+        "", "hhc1", "hhc2", "hhc3", "hhc4", "hhc5", "hhc6", "hhc7", "hhc8", "hhc9", "hhc10"};
+    hhc_t h;
+    hhc_get(net, &h);
+    int n = 0;
+    for (int j = h.L - 1; j >= 1; j--) {
+        size[n] = 0; /* labelled by mpitopo__hhc_group */
+        names[n++] = level_names[j];
+    }
+    return n;
+}
+
+int64_t mpitopo__hhc_group(const mpitopo_network_t *net, int level, int node)
+{
+    hhc_t h;
+    hhc_get(net, &h);
+    int j = h.L - 1 - level, lev = h.L;
+    int64_t r = node, base = 0;
+    /* Down from the top through the subtrees holding the node. */
+    while (lev > j) {
+        if (r == h.S[lev] - 1)
+            return node; /* a centre above level j */
+        int64_t a = r / h.S[lev - 1];
+        base += a * h.S[lev - 1];
+        r -= a * h.S[lev - 1];
+        lev--;
+    }
+    return base;
+}

@@ -552,7 +552,7 @@ int mpitopo_network_from_string(const char *desc, mpitopo_network_t **network)
     net->capacity = 1.0;
     int rc = parse(desc, net);
     if (rc != MPITOPO_SUCCESS) {
-        mpitopo__free(net);
+        mpitopo_network_destroy(&net); /* what the kind's parser made, too */
         return rc;
     }
     *network = net;
@@ -752,7 +752,7 @@ int mpitopo_network_group(const mpitopo_network_t *network, int level, int node,
     if (node < 0 || node >= network->nnodes)
         return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "node = %d is not in [0, %d)", node,
                             network->nnodes);
-    /* size[level] > 0: consecutive nodes; otherwise the kind numbers them. */
+    /* size[level] > 0: runs of consecutive nodes; otherwise the kind labels them. */
     *group = size[level] > 0 ? node / size[level]
              : network->kind == MPITOPO__NET_HHC
                  ? mpitopo__hhc_group(network, level, node)

@@ -721,6 +721,36 @@ static void test_groups(void **state)
     assert_int_equal(mpitopo_network_group_levels(net, &nl), MPITOPO_SUCCESS);
     assert_int_equal(nl, 0);
     mpitopo_network_destroy(&net);
+    /* hhc:7 (3 levels of cubes, 147 nodes, IDs "n3.n2.n1"): two nodes share
+     * a 3-HHC ("hhc1", 9 nodes) when their IDs agree above the lowest
+     * nibble and neither is a centre of a higher cube (n2 = 1000, alone in
+     * its group); a 6-HHC ("hhc2") when they agree on n3 and neither is the
+     * top centre. */
+    assert_int_equal(mpitopo_network_from_string("hhc:7", &net), MPITOPO_SUCCESS);
+    mpitopo_network_size(net, &n, NULL, NULL);
+    mpitopo_network_group_levels(net, &nl);
+    assert_int_equal(nl, 2);
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            char na[32], nb[32];
+            mpitopo_network_node_name(net, a, na, sizeof na);
+            mpitopo_network_node_name(net, b, nb, sizeof nb);
+            int high_a = strncmp(na + 5, "1000", 4) == 0, high_b = strncmp(nb + 5, "1000", 4) == 0;
+            int top_a = strncmp(na, "1000", 4) == 0, top_b = strncmp(nb, "1000", 4) == 0;
+            int same1 = a == b || (!high_a && !high_b && strncmp(na, nb, 9) == 0);
+            int same2 = a == b || (!top_a && !top_b && strncmp(na, nb, 4) == 0);
+            int64_t ga, gb;
+            const char *name;
+            mpitopo_network_group(net, 1, a, &ga, &name);
+            mpitopo_network_group(net, 1, b, &gb, NULL);
+            assert_string_equal(name, "hhc1");
+            assert_int_equal(ga == gb, same1);
+            mpitopo_network_group(net, 0, a, &ga, &name);
+            mpitopo_network_group(net, 0, b, &gb, NULL);
+            assert_string_equal(name, "hhc2");
+            assert_int_equal(ga == gb, same2);
+        }
+    mpitopo_network_destroy(&net);
 }
 
 /* A machine under a network: the group levels above its nodes, nodes on
@@ -776,9 +806,40 @@ static void test_network_machine(void **state)
     assert_int_equal(mpitopo_network_machine(net, m, NULL, &out, NULL), MPITOPO_SUCCESS);
     mpitopo_machine_describe(out, buf, sizeof buf);
     assert_string_equal(buf, "node:1 socket:2 core:2");
-    assert_int_equal(mpitopo_network_machine(NULL, m, NULL, &out, NULL), MPITOPO_ERR_ARG);
     mpitopo_machine_destroy(&out);
+    assert_int_equal(mpitopo_network_machine(NULL, m, NULL, &out, NULL), MPITOPO_ERR_ARG);
+    assert_null(out);
     mpitopo_machine_destroy(&m);
+    mpitopo_network_destroy(&net);
+}
+
+/* mpitopo_map_network: the mappers that ignore the network give what
+ * mpitopo_map gives; its own argument checks. */
+static void test_map_network(void **state)
+{
+    (void)state;
+    mpitopo_network_t *net = NULL;
+    mpitopo_machine_t *m = NULL;
+    mpitopo_pattern_t *p = NULL;
+    assert_int_equal(mpitopo_network_from_string("ktree:2,3", &net), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_machine_from_string("node:8 core:2", &m), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_pattern_from_string("cart:4x4", &p), MPITOPO_SUCCESS);
+    int a[16], b[16], kept = -1;
+    assert_int_equal(mpitopo_map("tree", m, p, NULL, a, NULL), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_map_network("tree", m, net, NULL, p, NULL, b, &kept), MPITOPO_SUCCESS);
+    assert_memory_equal(a, b, sizeof a);
+    assert_int_equal(kept, 0);
+    const int ends[8] = {7, 6, 5, 4, 3, 2, 1, 0}, bad[8] = {0, 1, 2, 3, 4, 5, 6, 8};
+    assert_int_equal(mpitopo_map_network("block", m, net, ends, p, NULL, b, NULL), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_map_network("block", m, NULL, NULL, p, NULL, b, NULL), MPITOPO_ERR_ARG);
+    assert_int_equal(mpitopo_map_network("block", m, net, bad, p, NULL, b, NULL), MPITOPO_ERR_RANGE);
+    assert_non_null(strstr(mpitopo_last_error(), "end_node[7] = 8"));
+    mpitopo_machine_destroy(&m);
+    assert_int_equal(mpitopo_machine_from_string("node:9 core:2", &m), MPITOPO_SUCCESS);
+    assert_int_equal(mpitopo_map_network("block", m, net, NULL, p, NULL, b, NULL), MPITOPO_ERR_RANGE);
+    assert_non_null(strstr(mpitopo_last_error(), "9 nodes, the network only 8"));
+    mpitopo_machine_destroy(&m);
+    mpitopo_pattern_destroy(&p);
     mpitopo_network_destroy(&net);
 }
 
@@ -790,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_metrics_by_hand), cmocka_unit_test(test_metrics_brute_force),
         cmocka_unit_test(test_gpc_speed),      cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_groups),         cmocka_unit_test(test_network_machine),
+        cmocka_unit_test(test_map_network),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
