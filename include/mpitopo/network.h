@@ -140,6 +140,60 @@ typedef struct mpitopo_network_metrics {
 MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t **network);
 
 /**
+ * @brief An InfiniBand fabric read from files: its topology as
+ * ibnetdiscover prints it, its routes as the switches' linear forwarding
+ * tables (LFTs). Also made by mpitopo_network_from_string() from
+ * "fabric:TOPOLOGY,ROUTES".
+ *
+ * The topology file is the output of ibnetdiscover: "Switch N "id"" and
+ * "Ca N "id"" records (ibsim's "Hca" too), each followed by its connected
+ * ports "[p] "peer-id"[q]"; the node description is the quoted string
+ * after '#' on the record's line (else the id), the LID of a switch its
+ * "lid L" there, the LID of a CA port the "# lid L" of its port line, and
+ * a link's width and speed ("4xSDR", "4xQDR", "4xEDR"...) the last words
+ * of a port line's comment. Both ends of every link must list it. Routers
+ * are refused. The routes file holds, for each switch, a table headed
+ * "Unicast lids [...] of switch ... guid 0x... ...:" with lines
+ * "0xLID PORT ...": OpenSM's opensm-lfts.dump, the output of ibroute for
+ * each switch concatenated, or of dump_fts (the three are told apart by
+ * nothing: the switch is found by its GUID). Entries for LIDs that no CA
+ * port has (the switches' own) are ignored; with an LMC above 0 only the
+ * base LID is routed.
+ *
+ * The end nodes are the connected CA ports, numbered by node description
+ * in natural order ("node2" before "node10"), then by record and port:
+ * with descriptions "HOST HCA-1", MPI node i (in host-name order) is end
+ * node i. mpitopo_network_node_name() gives the node description; the MPI
+ * layer matches an MPI processor name against its first word, the host
+ * name. Every cable is two channels named "FROM/pP->TO/pQ" (a switch by
+ * its description, an end node by its host name; P and Q the ports at
+ * either end), of capacity the link's data rate in Gb/s: width times 2
+ * (SDR), 4 (DDR), 8 (QDR), 10 (FDR10), 13.64 (FDR), 25 (EDR), 50 (HDR),
+ * 100 (NDR) or 200 (XDR) per lane; 8 (4xSDR) where neither end says.
+ *
+ * A route leaves its source over the CA port's link, then follows each
+ * switch's table entry for the destination's LID. Every route is walked
+ * once at import (O(switches x end nodes)); the tables are kept as read,
+ * one byte per switch and end node, and a route is walked on demand.
+ * @param[in] topology the topology file's name
+ * @param[in] routes the routes file's name
+ * @param[out] network the new network, owned by the caller; NULL on error
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pointers
+ * @retval MPITOPO_ERR_IO a file that cannot be opened or read
+ * @retval MPITOPO_ERR_FORMAT a malformed file, the message naming the file
+ *         and line: a truncated or unrecognised line, a port beyond its
+ *         node's ports, a link to a node with no record or not listed back,
+ *         duplicate node names, GUIDs or LIDs, a table of an unknown switch,
+ *         an entry to an unconnected port, a route that loops, dead-ends (no
+ *         entry for the destination) or reaches another end node
+ * @retval MPITOPO_ERR_RANGE a file larger than 1 GiB
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_network_from_fabric(const char *topology, const char *routes,
+                                            mpitopo_network_t **network);
+
+/**
  * @brief Release a network and set the handle to NULL.
  * @param[in,out] network the handle; NULL, or a handle to NULL, is accepted
  */

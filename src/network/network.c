@@ -499,7 +499,7 @@ static int parse(const char *desc, mpitopo_network_t *net)
     if (!colon)
         return desc_fail(desc, MPITOPO_ERR_PARSE,
                          "expected KIND:PARAMETERS, KIND one of torus, mesh, fattree, ktree, "
-                         "dragonfly, hhc, gpc");
+                         "dragonfly, hhc, fabric, gpc");
     size_t klen = (size_t)(colon - s);
     const char *body = colon + 1, *opt = strchr(body, ':');
     size_t blen = opt ? (size_t)(opt - body) : strlen(body);
@@ -520,10 +520,12 @@ static int parse(const char *desc, mpitopo_network_t *net)
     } else if (klen == 3 && strncmp(s, "hhc", 3) == 0) {
         net->kind = MPITOPO__NET_HHC;
         rc = mpitopo__hhc_parse(desc, body, blen, net);
+    } else if (klen == 6 && strncmp(s, "fabric", 6) == 0) {
+        rc = mpitopo__fabric_parse(desc, body, blen, net);
     } else {
         return desc_fail(desc, MPITOPO_ERR_PARSE,
-                         "kind = \"%.*s\" is not torus, mesh, fattree, ktree, dragonfly, hhc "
-                         "or gpc",
+                         "kind = \"%.*s\" is not torus, mesh, fattree, ktree, dragonfly, hhc, "
+                         "fabric or gpc",
                          (int)(klen > 40 ? 40 : klen), s);
     }
     int64_t nodes = 0;
@@ -617,13 +619,21 @@ int mpitopo_network_route(const mpitopo_network_t *network, int src, int dst, in
         return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "dst = %d is not in [0, %d)", dst, network->nnodes);
     int64_t buf[2 * MPITOPO_NET_MAX_LEVELS];
     if (network->kind != MPITOPO__NET_GRID || maxlen >= network->max_route) {
-        int64_t *out = maxlen >= network->max_route ? channels : buf;
+        /* Too little room: through buf, or a block as long as the longest
+         * route (a fabric's routes can be longer than buf). */
+        int64_t *out = maxlen >= network->max_route                      ? channels
+                       : network->max_route <= 2 * MPITOPO_NET_MAX_LEVELS ? buf
+                           : mpitopo__malloc_array((size_t)network->max_route, sizeof *out);
+        if (!out)
+            return MPITOPO_NOMEM("the route");
         int n = mpitopo__network_route(network, src, dst, out);
+        if (n <= maxlen && out != channels)
+            memcpy(channels, out, (size_t)n * sizeof *out);
+        if (out != channels && out != buf)
+            mpitopo__free(out);
         if (n > maxlen)
             return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "maxlen = %d is less than the route's %d",
                                 maxlen, n);
-        if (out != channels)
-            memcpy(channels, out, (size_t)n * sizeof *out);
         *len = n;
         return MPITOPO_SUCCESS;
     }

@@ -72,7 +72,10 @@ void mpitopo__hhc_free(mpitopo_network_t *net);
 int mpitopo__hhc_groups(const mpitopo_network_t *net, int64_t *size, const char **names);
 int64_t mpitopo__hhc_group(const mpitopo_network_t *net, int level, int node);
 
-/* Fabric (fabric.c): routes by forwarding tables, names from the files. */
+/* Fabric (fabric.c): "fabric:TOPOLOGY,ROUTES", the parameters s[0..len)
+ * naming the two files, read into net (kind set there); routes by
+ * forwarding tables, names from the files. */
+int mpitopo__fabric_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net);
 int mpitopo__fabric_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
 void mpitopo__fabric_channel_name(const mpitopo_network_t *net, int64_t ch, char *name,
                                   size_t size);
