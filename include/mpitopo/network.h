@@ -171,6 +171,10 @@ MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t 
  * (SDR), 4 (DDR), 8 (QDR), 10 (FDR10), 13.64 (FDR), 25 (EDR), 50 (HDR),
  * 100 (NDR) or 200 (XDR) per lane; 8 (4xSDR) where neither end says.
  *
+ * One group level (mpitopo_network_group()), "switch": the end nodes on
+ * one switch, labelled by the first of them; none when all end nodes share
+ * one switch or none shares one.
+ *
  * A route leaves its source over the CA port's link, then follows each
  * switch's table entry for the destination's LID. Every route is walked
  * once at import (O(switches x end nodes)); the tables are kept as read,

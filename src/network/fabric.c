@@ -35,6 +35,8 @@ typedef struct fabric {
     int *name;             /* per vertex: offset of its name in pool */
     int *lid;              /* per vertex: its (base) LID */
     int *caport;           /* per end node: its CA port number */
+    int *group;            /* per end node: the first end node on the same switch */
+    int ngroups;           /* the number of such groups */
     unsigned char *lft;    /* nsw * nend: switch s sends LID of end node e out of port
                               lft[s * nend + e], 0 where the table has no entry */
     char *pool;            /* NUL-terminated names */
@@ -736,6 +738,25 @@ static int build(topo_t *t, mpitopo_network_t *net, fabric_t *f, int **lidmap, i
         f->peer[s] = pr->is_switch ? pr->vertex : back->vertex;
         f->peerslot[s] = pr->is_switch ? f->pbase[pr->vertex] + back->port : back->vertex;
     }
+    /* Groups: the end nodes on one switch (or one cable, with no switch). */
+    f->group = mpitopo__malloc_array((size_t)nend, sizeof *f->group);
+    int *first = mpitopo__malloc_array((size_t)nv, sizeof *first);
+    if (!f->group || !first) {
+        mpitopo__free(first);
+        rc = MPITOPO_NOMEM("the groups");
+        goto done;
+    }
+    for (v = 0; v < nv; v++)
+        first[v] = -1;
+    for (int e = 0; e < nend; e++) {
+        int w = f->peer[e];
+        if (w < nend) /* two end nodes on one cable */
+            f->group[e] = w < e ? f->group[w] : e;
+        else
+            f->group[e] = first[w] >= 0 ? first[w] : (first[w] = e);
+        f->ngroups += f->group[e] == e;
+    }
+    mpitopo__free(first);
     int64_t nch = 0;
     for (int s = 0; s < nslots; s++)
         f->chan[s] = f->peer[s] >= 0 ? nch++ : -1;
@@ -979,6 +1000,7 @@ static void fabric_release(fabric_t *f)
     mpitopo__free(f->name);
     mpitopo__free(f->lid);
     mpitopo__free(f->caport);
+    mpitopo__free(f->group);
     mpitopo__free(f->lft);
     mpitopo__free(f->pool);
     mpitopo__free(f);
@@ -1168,6 +1190,25 @@ void mpitopo__fabric_node_name(const mpitopo_network_t *net, int node, char *nam
 {
     const fabric_t *f = net->ext;
     snprintf(name, size, "%s", f->pool + f->name[node]);
+}
+
+/* One group level, "switch", the end nodes on one switch, when there are
+ * several such groups and not every end node is alone in its own. */
+int mpitopo__fabric_groups(const mpitopo_network_t *net, int64_t *size, const char **names)
+{
+    const fabric_t *f = net->ext;
+    if (f->ngroups <= 1 || f->ngroups >= f->nend)
+        return 0;
+    size[0] = 0;
+    names[0] = "switch";
+    return 1;
+}
+
+int64_t mpitopo__fabric_group(const mpitopo_network_t *net, int level, int node)
+{
+    const fabric_t *f = net->ext;
+    (void)level;
+    return f->group[node];
 }
 
 void mpitopo__fabric_free(mpitopo_network_t *net)

@@ -130,6 +130,17 @@ static void test_small(void **state)
     assert_true(m.max_congestion == 12.5);
     assert_true(fabs(m.nzca - 29.0 / 3) < 1e-12);
     mpitopo_pattern_destroy(&p);
+    /* One group level: the nodes on each switch, labelled by the first. */
+    int nl;
+    OK(mpitopo_network_group_levels(net, &nl));
+    assert_int_equal(nl, 1);
+    for (int i = 0; i < 4; i++) {
+        int64_t g;
+        const char *lname;
+        OK(mpitopo_network_group(net, 0, i, &g, &lname));
+        assert_int_equal(g, i < 2 ? 0 : 2);
+        assert_string_equal(lname, "switch");
+    }
     mpitopo_network_destroy(&net);
     assert_null(net);
 }
@@ -180,6 +191,9 @@ static void test_machine(void **state)
     mpitopo_machine_destroy(&m);
     OK(mpitopo_machine_from_string("node:4 core:2", &m));
     OK(mpitopo_network_machine(net, m, NULL, &out, NULL));
+    int nlev;
+    OK(mpitopo_machine_nlevels(out, &nlev));
+    assert_int_equal(nlev, 3); /* switch, node, core */
     mpitopo_machine_destroy(&out);
     mpitopo_machine_destroy(&m);
     mpitopo_network_destroy(&net);
