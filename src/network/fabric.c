@@ -22,7 +22,7 @@
 #define FAB_FN "mpitopo_network_from_fabric"
 #define FAB_MAX_LINE 4096
 #define FAB_MAX_LID 0xBFFF          /* the highest unicast LID */
-#define FAB_MAX_FILE ((long)1 << 30) /* a larger file is refused before it is read */
+#define FAB_MAX_FILE ((long)1 << 30) /* a larger file is refused */
 #define FAB_DEFAULT_RATE 8.0         /* 4xSDR: 4 lanes of 2 Gb/s of data */
 
 typedef struct fabric {
@@ -63,6 +63,8 @@ static int bad(const reader_t *rd, long line, const char *fmt, ...)
     return MPITOPO_FAIL_AS(MPITOPO_ERR_FORMAT, FAB_FN, "%s:%ld: %s", rd->file, line, detail);
 }
 
+/* The whole file into rd->buf, read in blocks (a pipe or a FIFO works
+ * as well as a file). */
 static int slurp(reader_t *rd, const char *path)
 {
     rd->file = path;
@@ -71,22 +73,30 @@ static int slurp(reader_t *rd, const char *path)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_IO, FAB_FN, "cannot open %s: %s", path,
                                strerror(errno));
     int rc = MPITOPO_SUCCESS;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0)
-        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_IO, FAB_FN, "cannot seek in %s", path);
-    else if (size > FAB_MAX_FILE)
-        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, FAB_FN, "%s is %ld bytes, more than %ld", path,
-                             size, FAB_MAX_FILE);
-    else if (!(rd->buf = mpitopo__malloc((size_t)size + 1)))
-        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, FAB_FN, "out of memory reading %s", path);
-    else if (fread(rd->buf, 1, (size_t)size, f) != (size_t)size)
-        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_IO, FAB_FN, "cannot read %s", path);
+    size_t cap = 0, n = 0, got;
+    do {
+        if (cap - n < 65536) {
+            if (cap > (size_t)FAB_MAX_FILE) {
+                rc = MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, FAB_FN, "%s is larger than %ld bytes",
+                                     path, FAB_MAX_FILE);
+                break;
+            }
+            char *p = mpitopo__realloc(rd->buf, (cap = cap ? 2 * cap : 65536) + 1);
+            if (!p) {
+                rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, FAB_FN, "out of memory reading %s", path);
+                break;
+            }
+            rd->buf = p;
+        }
+        got = fread(rd->buf + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    if (rc == MPITOPO_SUCCESS && ferror(f))
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_IO, FAB_FN, "cannot read %s: %s", path, strerror(errno));
     fclose(f);
     if (rc == MPITOPO_SUCCESS) {
-        rd->len = (size_t)size;
-        rd->buf[size] = '\0';
+        rd->len = n;
+        rd->buf[n] = '\0';
     }
     return rc;
 }
@@ -1012,10 +1022,10 @@ static int import_routes(const char *routes, topo_t *t, fabric_t *f, const int *
 {
     routes_t ro;
     memset(&ro, 0, sizeof ro);
+    size_t cells = (size_t)f->nsw * (size_t)f->nend;
     int rc = slurp(&ro.rd, routes);
     if (rc)
-        return rc;
-    size_t cells = (size_t)f->nsw * (size_t)f->nend;
+        goto done;
     ro.guids = mpitopo__malloc_array((size_t)f->nsw + 1, 2 * sizeof *ro.guids);
     ro.swline = mpitopo__calloc((size_t)f->nsw + 1, sizeof *ro.swline);
     ro.entline = mpitopo__malloc_array(cells + 1, sizeof *ro.entline);

@@ -270,6 +270,8 @@ static void test_bad_topology(void **state)
           F, "empty.topo:1: no Switch or Ca record");
     FAILS(mpitopo_network_from_fabric(DATA "nonexistent.topo", DATA "small.lfts", &net),
           MPITOPO_ERR_IO, "cannot open");
+    FAILS(mpitopo_network_from_fabric(tmpdir, DATA "small.lfts", &net), MPITOPO_ERR_IO,
+          "cannot read");
     FAILS(mpitopo_network_from_fabric(NULL, DATA "small.lfts", &net), MPITOPO_ERR_ARG,
           "topology is NULL");
     FAILS(mpitopo_network_from_fabric(DATA "small.topo", DATA "small.lfts", NULL),
