@@ -79,6 +79,10 @@ extern "C" {
  *    its nibble, the least significant first), then down through the
  *    centres; at most D - L + 1 channels. A channel is named by its ends,
  *    "0011.0101->0011.1000".
+ *  - "fabric:TOPOLOGY,ROUTES": an InfiniBand fabric read from two files,
+ *    ibnetdiscover's output and the switches' forwarding tables (see
+ *    mpitopo_network_from_fabric()); its capacities are the links' rates
+ *    (a ":cap=X" changes none of them).
  *  - "gpc": the QDR partition of SciNet's GPC, a 5:1 blocking fat tree:
  *    103 leaf switches of 30 nodes, each with 3 links to a line switch
  *    in each of two core switches, a core being 18 line switches (6 leaves
