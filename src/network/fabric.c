@@ -494,37 +494,21 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every port line's peer found, in range, and listing the same link back;
- * names and GUIDs unique. Fills pl->peer. */
-static int resolve(topo_t *t)
+/* The records in the name table tab (size a power of two, at least twice
+ * the records); names and GUIDs unique. */
+static int index_records(topo_t *t, int *tab, int size)
 {
-    int size = 16, rc = MPITOPO_SUCCESS;
-    while (size < 2 * t->nrec)
-        size *= 2;
-    int *tab = mpitopo__calloc((size_t)size, sizeof *tab);
-    int *slot = NULL; /* per record, from rbase[r]: the port line of port p, or -1 */
-    int *rbase = mpitopo__malloc_array((size_t)t->nrec + 1, sizeof *rbase);
     uint64_t *guids = mpitopo__malloc_array((size_t)t->nrec, 2 * sizeof *guids);
-    if (!tab || !rbase || !guids) {
-        rc = MPITOPO_NOMEM("the node table");
-        goto done;
-    }
-    rbase[0] = 0;
-    for (int r = 0; r < t->nrec; r++)
-        rbase[r + 1] = rbase[r] + t->rec[r].nports + 1;
-    if (!(slot = mpitopo__malloc_array((size_t)rbase[t->nrec], sizeof *slot))) {
-        rc = MPITOPO_NOMEM("the port table");
-        goto done;
-    }
-    memset(slot, 0xff, (size_t)rbase[t->nrec] * sizeof *slot);
-    int ng = 0;
-    for (int r = 0; r < t->nrec; r++) {
+    if (!guids)
+        return MPITOPO_NOMEM("the GUIDs");
+    int ng = 0, rc = MPITOPO_SUCCESS;
+    for (int r = 0; r < t->nrec && !rc; r++) {
         const char *id = t->pool + t->rec[r].id;
         int other = lookup(t, tab, size, id);
         if (other >= 0) {
             rc = bad(&t->rd, t->rec[r].line, "duplicate node \"%.64s\" (first at line %ld)", id,
                      t->rec[other].line);
-            goto done;
+            break;
         }
         uint64_t h = hash_str(id);
         while (tab[h & (uint64_t)(size - 1)])
@@ -536,15 +520,40 @@ static int resolve(topo_t *t)
         }
     }
     qsort(guids, (size_t)ng, 2 * sizeof *guids, cmp_u64);
-    for (int i = 1; i < ng; i++)
+    for (int i = 1; i < ng && !rc; i++)
         if (guids[2 * i] == guids[2 * i - 2]) {
-            int a = (int)guids[2 * i - 1], b = (int)guids[2 * i + 1];
-            if (t->rec[a].line > t->rec[b].line)
-                a ^= b, b ^= a, a ^= b;
-            rc = bad(&t->rd, t->rec[b].line, "duplicate GUID 0x%016llx (first at line %ld)",
-                     (unsigned long long)guids[2 * i], t->rec[a].line);
-            goto done;
+            long la = t->rec[guids[2 * i - 1]].line, lb = t->rec[guids[2 * i + 1]].line;
+            rc = bad(&t->rd, la > lb ? la : lb, "duplicate GUID 0x%016llx (first at line %ld)",
+                     (unsigned long long)guids[2 * i], la < lb ? la : lb);
         }
+    mpitopo__free(guids);
+    return rc;
+}
+
+/* Names and GUIDs unique; every port line's peer found, in range, and
+ * listing the same link back. Fills pl->peer and pl->back. */
+static int resolve(topo_t *t)
+{
+    int size = 16, rc = MPITOPO_SUCCESS;
+    while (size < 2 * t->nrec)
+        size *= 2;
+    int *tab = mpitopo__calloc((size_t)size, sizeof *tab);
+    int *slot = NULL; /* per record, from rbase[r]: the port line of port p, or -1 */
+    int *rbase = mpitopo__malloc_array((size_t)t->nrec + 1, sizeof *rbase);
+    if (!tab || !rbase) {
+        rc = MPITOPO_NOMEM("the node table");
+        goto done;
+    }
+    rbase[0] = 0;
+    for (int r = 0; r < t->nrec; r++)
+        rbase[r + 1] = rbase[r] + t->rec[r].nports + 1;
+    if (!(slot = mpitopo__malloc_array((size_t)rbase[t->nrec], sizeof *slot))) {
+        rc = MPITOPO_NOMEM("the port table");
+        goto done;
+    }
+    memset(slot, 0xff, (size_t)rbase[t->nrec] * sizeof *slot);
+    if ((rc = index_records(t, tab, size)))
+        goto done;
     for (int i = 0; i < t->npl; i++) {
         portline_t *pl = &t->pl[i];
         const record_t *r = &t->rec[pl->record];
@@ -597,7 +606,6 @@ done:
     mpitopo__free(tab);
     mpitopo__free(slot);
     mpitopo__free(rbase);
-    mpitopo__free(guids);
     return rc;
 }
 
