@@ -2,6 +2,7 @@
  * checks, result validation and the never-worse guard. */
 #include "machine/machine_internal.h"
 #include "map/map_internal.h"
+#include "map/ptram_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,10 @@ static const struct entry {
      mpitopo__map_cart, 0, NULL},
     {{"tree", "any pattern: best of top-down exact-capacity bisection + FM and bottom-up TreeMatch grouping; "
               "tree:topdown, tree:bottomup run one", 0}, mpitopo__map_tree, 1, NULL},
+    {{"ptram", "needs a network (--network): topology- and routing-aware mapping (thesis ch. 3), parts per node "
+               "placed greedily and swapped to lower hop-bytes + congestion; "
+               "ptram:w=1,1,1,1:k=8:rounds=10:part=auto|scotch|tree|none[:blind][:norm]", 0},
+     NULL, 1, mpitopo__map_ptram},
 #ifdef MPITOPO_HAVE_SCOTCH
     {{"scotch", "Scotch static mapping onto the machine tree (tleaf), then exact-capacity repair", 0},
      mpitopo__map_scotch, 0, NULL},
@@ -150,6 +155,41 @@ int mpitopo__keep_launch_unless_cheaper(const mpitopo_machine_t *machine, const 
     return rc;
 }
 
+/* The never-worse guard under a network: the hybrid metric (weights 1,
+ * no normalisation) of the result against the launch's, node unit u on
+ * end node end_node[u]; the launch is kept unless strictly better. */
+static int keep_launch_unless_hybrid_lower(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                                           const mpitopo_map_options_t *options, const mpitopo__map_net_t *net,
+                                           int nprocs, int *leaf_of_proc, int *kept)
+{
+    int *launch = mpitopo__malloc_array((size_t)nprocs, sizeof *launch);
+    int *ends = mpitopo__malloc_array((size_t)nprocs, sizeof *ends);
+    int rc = launch && ends ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the launch placement");
+    if (rc == MPITOPO_SUCCESS && options->launch)
+        memcpy(launch, options->launch, (size_t)nprocs * sizeof *launch);
+    else if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__place_block(machine, nprocs, launch);
+    mpitopo_network_metrics_t before, after;
+    const int *maps[2] = {launch, leaf_of_proc};
+    mpitopo_network_metrics_t *out[2] = {&before, &after};
+    for (int i = 0; i < 2 && rc == MPITOPO_SUCCESS; i++) {
+        for (int p = 0; p < nprocs; p++) {
+            int u = mpitopo__node_of(machine, maps[i][p]);
+            ends[p] = net->end_node ? net->end_node[u] : u;
+        }
+        rc = mpitopo_network_evaluate(net->network, pattern, ends, NULL, NULL, out[i]);
+    }
+    if (rc == MPITOPO_SUCCESS && !(after.hybrid < before.hybrid)) {
+        memcpy(leaf_of_proc, launch, (size_t)nprocs * sizeof *launch);
+        *kept = 1;
+        mpitopo__log(2, "mapping hybrid metric %g does not beat the launch placement's %g: launch kept", after.hybrid,
+                     before.hybrid);
+    }
+    mpitopo__free(launch);
+    mpitopo__free(ends);
+    return rc;
+}
+
 static int map_impl(const char *spec, const mpitopo_machine_t *machine, const mpitopo__map_net_t *net,
                     const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
                     int *leaf_of_proc, int *kept_launch)
@@ -184,7 +224,9 @@ static int map_impl(const char *spec, const mpitopo_machine_t *machine, const mp
     if (rc != MPITOPO_SUCCESS)
         return MPITOPO_FAIL_CONTEXT(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper '%s' returned an invalid mapping",
                                       mapper->info.name);
-    if (options->never_worse)
+    if (options->never_worse && mapper->map_net && net->network && nprocs > 0)
+        rc = keep_launch_unless_hybrid_lower(machine, pattern, options, net, nprocs, leaf_of_proc, &kept);
+    else if (options->never_worse)
         rc = mpitopo__keep_launch_unless_cheaper(machine, pattern, options, nprocs, leaf_of_proc, &kept);
     if (kept_launch)
         *kept_launch = kept;
@@ -223,17 +265,22 @@ int mpitopo_map_network(const char *spec, const mpitopo_machine_t *machine, cons
 
 /* A mapper's arguments are checked by the mapper itself, so the one way to
  * check a spec without a real problem is to run it on the smallest one:
- * one process, one leaf. Callers that take a spec long before mapping (an
- * info key) use this to report a bad one as theirs. */
+ * one process, one leaf (under a one-node network, for the mappers that
+ * need one). Callers that take a spec long before mapping (an info key)
+ * use this to report a bad one as theirs. */
 int mpitopo__map_check_spec(const char *spec)
 {
     mpitopo_machine_t *m = NULL;
     mpitopo_pattern_t *p = NULL;
+    mpitopo_network_t *net = NULL;
     int leaf, rc = mpitopo_machine_from_string("node:1 core:1", &m);
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo_pattern_from_string("cart:1", &p);
     if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_map(spec, m, p, NULL, &leaf, NULL);
+        rc = mpitopo_network_from_string("mesh:1", &net);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_map_network(spec, m, net, NULL, p, NULL, &leaf, NULL);
+    mpitopo_network_destroy(&net);
     mpitopo_pattern_destroy(&p);
     mpitopo_machine_destroy(&m);
     return rc;

@@ -1,0 +1,948 @@
+/*
+ * The "ptram" mapper: topology- and routing-aware mapping onto a statically
+ * routed network (Mirsadeghi's thesis, ch. 3; shared/spec/thesis-spec.md
+ * section 2), serial. Three steps:
+ *
+ *   1. partition the processes into one part per node, each exactly as
+ *      large as the node's slots (the first nprocs leaves, as every mapper
+ *      fills them): Scotch (part=scotch) or the tree mapper (part=tree) on
+ *      the flattened machine "node x slots"; by default (part=auto) both,
+ *      when built with Scotch, keeping the smaller cut. part=none keeps
+ *      every process a part of its own and lets the next steps fill the
+ *      nodes' slots one process at a time;
+ *   2. the greedy heuristic (Alg. 3.1): the part most tied to the parts
+ *      already placed (then, with weight 1/(placed+1), to the others) goes
+ *      to the free node that gives the lowest hybrid metric
+ *      w1*HB + w2*MC + w3*NZCA + w4*NZCV, scored incrementally from the
+ *      channels of the new routes only (ptram_load.c);
+ *   3. the refinement (Alg. 3.2): a round visits the nodes in order; a part
+ *      whose traffic crosses the most congested channel is swapped with
+ *      the part (of the same size) on one of the k nearest nodes that
+ *      lowers the hybrid metric most, at once; a round that finds no such
+ *      swap goes over every part the same way; up to `rounds` rounds
+ *      (10), or until a round swaps nothing.
+ *
+ * Then the processes of each node go onto its cores by the tree mapper on
+ * the levels inside the node (rank order when all cores are alike).
+ * Choices where the thesis is silent: ties go to the lowest index
+ * everywhere; "nearest" is the route length, then the node number; a swap
+ * is taken when it lowers the hybrid metric (which holds MC), not MC alone,
+ * so swaps that only move traffic off the second-hottest channel count;
+ * the result is the launch placement unless its hybrid metric is lower.
+ * "blind" is the routing-blind comparator: hop-bytes only, and the
+ * refinement, knowing no channel, swaps wherever hop-bytes drop.
+ */
+#include "machine/machine_internal.h"
+#include "map/map_internal.h"
+#include "map/ptram_internal.h"
+#include "pattern/pattern_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- arguments ---------------------------------------------------------- */
+
+static int bad_arg(const char *tok, size_t len, const char *why)
+{
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, "mpitopo_map", "mapper 'ptram': argument \"%.*s\": %s", (int)len,
+                           tok, why);
+}
+
+static int parse_int(const char *s, size_t len, long lo, long hi, int *out)
+{
+    char buf[32], *end;
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_weights(const char *s, size_t len, double *w)
+{
+    char buf[160];
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *p = buf;
+    double sum = 0;
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        errno = 0;
+        w[i] = strtod(p, &end);
+        if (end == p || errno || !isfinite(w[i]) || w[i] < 0 || *end != (i < 3 ? ',' : '\0'))
+            return -1;
+        sum += w[i];
+        p = end + 1;
+    }
+    return sum > 0 ? 0 : -1;
+}
+
+int mpitopo__ptram_parse(const char *args, mpitopo__ptram_params_t *prm)
+{
+    *prm = (mpitopo__ptram_params_t){.w = {1, 1, 1, 1}, .k = 8, .rounds = 10, .keep = 1,
+                                     .part = MPITOPO__PTRAM_PART_AUTO};
+    int have_w = 0;
+    for (const char *tok = args; tok && *tok;) {
+        const char *colon = strchr(tok, ':');
+        size_t len = colon ? (size_t)(colon - tok) : strlen(tok);
+        const char *eq = memchr(tok, '=', len);
+        size_t key = eq ? (size_t)(eq - tok) : len;
+        const char *val = eq ? eq + 1 : NULL;
+        size_t vlen = eq ? len - key - 1 : 0;
+#define KEY(name) (key == sizeof(name) - 1 && memcmp(tok, name, key) == 0)
+        if (KEY("w") && val) {
+            if (parse_weights(val, vlen, prm->w) != 0)
+                return bad_arg(tok, len, "w must be 4 finite weights >= 0, not all 0, as w=1,1,1,1");
+            have_w = 1;
+        } else if (KEY("k") && val) {
+            if (parse_int(val, vlen, 1, 1 << 20, &prm->k) != 0)
+                return bad_arg(tok, len, "k must be an integer in [1, 1048576]");
+        } else if (KEY("rounds") && val) {
+            if (parse_int(val, vlen, 0, 1000, &prm->rounds) != 0)
+                return bad_arg(tok, len, "rounds must be an integer in [0, 1000]");
+        } else if (KEY("part") && val) {
+            if (vlen == 4 && memcmp(val, "auto", 4) == 0)
+                prm->part = MPITOPO__PTRAM_PART_AUTO;
+            else if (vlen == 4 && memcmp(val, "tree", 4) == 0)
+                prm->part = MPITOPO__PTRAM_PART_TREE;
+            else if (vlen == 4 && memcmp(val, "none", 4) == 0)
+                prm->part = MPITOPO__PTRAM_PART_NONE;
+            else if (vlen == 6 && memcmp(val, "scotch", 6) == 0) {
+#ifdef MPITOPO_HAVE_SCOTCH
+                prm->part = MPITOPO__PTRAM_PART_SCOTCH;
+#else
+                return bad_arg(tok, len, "this build has no Scotch (MPITOPO_WITH_SCOTCH=OFF): use part=tree");
+#endif
+            } else {
+                return bad_arg(tok, len, "part must be auto, scotch, tree or none");
+            }
+        } else if (KEY("blind") && !val) {
+            prm->blind = 1;
+        } else if (KEY("norm") && !val) {
+            prm->norm = 1;
+        } else {
+            return bad_arg(tok, len, "expected w=W,W,W,W, k=N, rounds=N, part=auto|scotch|tree|none, blind or norm");
+        }
+#undef KEY
+        tok = colon ? colon + 1 : NULL;
+    }
+    if (prm->blind) {
+        if (have_w)
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, "mpitopo_map",
+                                   "mapper 'ptram': arguments \"%.64s\": blind (hop-bytes only) takes no w=", args);
+        prm->w[1] = prm->w[2] = prm->w[3] = 0;
+        prm->w[0] = 1;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* ---- the problem -------------------------------------------------------- */
+
+/*
+ * Items are what the greedy step places: the parts (one per node in use,
+ * exactly as large as its slots) or, with part=none, the processes. The
+ * item graph is the pattern summed over items, directed, without the
+ * traffic inside an item: out-edges ooff/odst/obytes/opairs, in-edges the
+ * same transposed (opairs: how many process edges an item edge stands for,
+ * for the dilation).
+ */
+typedef struct ptram {
+    const mpitopo_machine_t *m;
+    const mpitopo_pattern_t *pat;
+    const mpitopo__ptram_params_t *prm;
+    int nprocs, nn, ni, exact;
+    int *cap, *end;          /* per node in use: slots, end node */
+    int *item_of, *isize;    /* process -> item; item -> processes */
+    int64_t *moff;
+    int *mem;                /* processes of each item, increasing */
+    int64_t *ooff, *ioff;
+    int *odst, *isrc;
+    double *obytes, *ibytes;
+    int64_t *opairs, *ipairs;
+    int *node_of;            /* item -> node in use, -1 while not placed */
+    int *fill, *soff, *slots; /* items on node n: slots[soff[n] .. soff[n] + fill[n]) */
+    int *near;               /* k nearest nodes of every node, -1 padded */
+    int nk;
+    int *proc_node;          /* end node of every process, for the check hook */
+    mpitopo__pload_t pl;
+} ptram_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ptram_free(ptram_t *t)
+{
+    void *arrays[] = {t->cap, t->end, t->item_of, t->isize, t->moff, t->mem, t->ooff, t->ioff, t->odst,
+                      t->isrc, t->obytes, t->ibytes, t->opairs, t->ipairs, t->node_of, t->fill, t->soff,
+                      t->slots, t->near, t->proc_node};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        mpitopo__free(arrays[i]);
+    mpitopo__pload_free(&t->pl);
+}
+
+/* The nodes in use: those holding the first nprocs leaves, units 0..nn-1
+ * of the node level, each with its number of those leaves. */
+static int setup_nodes(ptram_t *t, const int *end_node)
+{
+    const mpitopo_machine_t *m = t->m;
+    int nl = m->node_level;
+    t->nn = m->unit[nl][t->nprocs - 1] + 1;
+    t->cap = mpitopo__malloc_array((size_t)t->nn, sizeof *t->cap);
+    t->end = mpitopo__malloc_array((size_t)t->nn, sizeof *t->end);
+    if (!t->cap || !t->end)
+        return MPITOPO_NOMEM("the nodes");
+    for (int u = 0; u < t->nn; u++) {
+        int hi = m->first[nl][u + 1] < t->nprocs ? m->first[nl][u + 1] : t->nprocs;
+        t->cap[u] = hi - m->first[nl][u];
+        t->end[u] = end_node ? end_node[u] : u;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* The flattened machine "node x slots" of the nodes in use: entry i is
+ * leaf i, so its node unit is the real node unit. */
+static int flat_machine(const ptram_t *t, mpitopo_machine_t **flat)
+{
+    int *paths = mpitopo__malloc_array(2 * (size_t)t->nprocs, sizeof *paths);
+    if (!paths)
+        return MPITOPO_NOMEM("the flattened machine");
+    for (int i = 0; i < t->nprocs; i++) {
+        paths[2 * i] = t->m->unit[t->m->node_level][i];
+        paths[2 * i + 1] = i;
+    }
+    static const char *const names[2] = {"node", "core"};
+    int rc = mpitopo_machine_from_paths(2, names, NULL, t->nprocs, paths, flat, NULL);
+    mpitopo__free(paths);
+    return rc;
+}
+
+/* The bytes between processes of different parts. */
+static double cut_of(const mpitopo_pattern_t *pat, const int *part)
+{
+    double cut = 0;
+    for (int p = 0; p < pat->nprocs; p++)
+        for (int64_t e = pat->offs[p]; e < pat->offs[p + 1]; e++)
+            if (part[pat->dst[e]] != part[p] && pat->bytes[e] > 0)
+                cut += pat->bytes[e];
+    return cut;
+}
+
+/* One partitioner on the flattened machine; part[p] is the node unit. */
+static int partition_with(const ptram_t *t, const mpitopo_machine_t *flat, const mpitopo_map_options_t *o,
+                          int scotch, int *part)
+{
+    int rc;
+#ifdef MPITOPO_HAVE_SCOTCH
+    if (scotch)
+        rc = mpitopo__map_scotch(flat, t->pat, NULL, o, part);
+    else
+#endif
+        rc = mpitopo__map_tree(flat, t->pat, NULL, o, part);
+    (void)scotch;
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_mapping_check(flat, t->nprocs, part);
+    for (int p = 0; rc == MPITOPO_SUCCESS && p < t->nprocs; p++)
+        part[p] = flat->unit[0][part[p]];
+    return rc;
+}
+
+/* Step 1: item_of[p] for every process; items numbered like the nodes
+ * (part k has the size of node k) or, with part=none, like the processes.
+ * The default runs the tree partitioner and Scotch (when built with it)
+ * and keeps the smaller cut, the tree's on a tie. */
+static int partition(ptram_t *t, const mpitopo_map_options_t *options)
+{
+    t->item_of = mpitopo__malloc_array((size_t)t->nprocs, sizeof *t->item_of);
+    if (!t->item_of)
+        return MPITOPO_NOMEM("the parts");
+    if (t->prm->part == MPITOPO__PTRAM_PART_NONE) {
+        t->ni = t->nprocs;
+        for (int p = 0; p < t->nprocs; p++)
+            t->item_of[p] = p;
+        return MPITOPO_SUCCESS;
+    }
+    t->ni = t->nn;
+    t->exact = 1;
+    mpitopo_machine_t *flat = NULL;
+    int *other = NULL;
+    int rc = flat_machine(t, &flat);
+    mpitopo_map_options_t o = *options;
+    o.launch = NULL; /* a placement on the real machine, meaningless on the flat one */
+    o.never_worse = 0;
+    int part = t->prm->part;
+    if (rc == MPITOPO_SUCCESS)
+        rc = partition_with(t, flat, &o, part == MPITOPO__PTRAM_PART_SCOTCH, t->item_of);
+#ifdef MPITOPO_HAVE_SCOTCH
+    if (rc == MPITOPO_SUCCESS && part == MPITOPO__PTRAM_PART_AUTO) {
+        other = mpitopo__malloc_array((size_t)t->nprocs, sizeof *other);
+        rc = other ? partition_with(t, flat, &o, 1, other) : MPITOPO_NOMEM("the Scotch partition");
+        if (rc == MPITOPO_SUCCESS) {
+            double a = cut_of(t->pat, t->item_of), b = cut_of(t->pat, other);
+            mpitopo__log(3, "ptram mapper: partition cut %g (tree), %g (Scotch)", a, b);
+            if (b < a)
+                memcpy(t->item_of, other, (size_t)t->nprocs * sizeof *other);
+        }
+    }
+#endif
+    mpitopo__free(other);
+    mpitopo_machine_destroy(&flat);
+    return rc;
+}
+
+/* The processes of every item, in increasing order (CSR). */
+static int build_members(ptram_t *t)
+{
+    t->isize = mpitopo__calloc((size_t)t->ni, sizeof *t->isize);
+    t->moff = mpitopo__calloc((size_t)t->ni + 1, sizeof *t->moff);
+    t->mem = mpitopo__malloc_array((size_t)t->nprocs, sizeof *t->mem);
+    if (!t->isize || !t->moff || !t->mem)
+        return MPITOPO_NOMEM("the members of the parts");
+    for (int p = 0; p < t->nprocs; p++)
+        t->isize[t->item_of[p]]++;
+    for (int a = 0; a < t->ni; a++)
+        t->moff[a + 1] = t->moff[a] + t->isize[a];
+    /* The item graph's row offsets, allocated here, serve as fill cursors first. */
+    int64_t *at = t->ooff = mpitopo__malloc_array((size_t)t->ni + 1, sizeof *t->ooff);
+    if (!at)
+        return MPITOPO_NOMEM("the members of the parts");
+    memcpy(at, t->moff, ((size_t)t->ni + 1) * sizeof *at);
+    for (int p = 0; p < t->nprocs; p++)
+        t->mem[at[t->item_of[p]]++] = p;
+    return MPITOPO_SUCCESS;
+}
+
+/* The item graph's out-edges, duplicates merged (pos[b]: where item b went
+ * in the current row), then its transpose. */
+static int build_item_graph(ptram_t *t)
+{
+    const mpitopo_pattern_t *pat = t->pat;
+    size_t ne = (size_t)(pat->nedges > 0 ? pat->nedges : 1);
+    int64_t *pos = mpitopo__malloc_array((size_t)t->ni, sizeof *pos);
+    t->odst = mpitopo__malloc_array(ne, sizeof *t->odst);
+    t->obytes = mpitopo__malloc_array(ne, sizeof *t->obytes);
+    t->opairs = mpitopo__malloc_array(ne, sizeof *t->opairs);
+    t->ioff = mpitopo__calloc((size_t)t->ni + 1, sizeof *t->ioff);
+    t->isrc = mpitopo__malloc_array(ne, sizeof *t->isrc);
+    t->ibytes = mpitopo__malloc_array(ne, sizeof *t->ibytes);
+    t->ipairs = mpitopo__malloc_array(ne, sizeof *t->ipairs);
+    int rc = MPITOPO_SUCCESS;
+    if (!pos || !t->odst || !t->obytes || !t->opairs || !t->ioff || !t->isrc || !t->ibytes || !t->ipairs) {
+        rc = MPITOPO_NOMEM("the graph of the parts");
+        goto cleanup;
+    }
+    for (int b = 0; b < t->ni; b++)
+        pos[b] = -1;
+    int64_t out = 0;
+    for (int a = 0; a < t->ni; a++) {
+        int64_t row = out;
+        t->ooff[a] = row;
+        for (int64_t i = t->moff[a]; i < t->moff[a + 1]; i++) {
+            int p = t->mem[i];
+            for (int64_t e = pat->offs[p]; e < pat->offs[p + 1]; e++) {
+                int b = t->item_of[pat->dst[e]];
+                if (b == a || !(pat->bytes[e] > 0))
+                    continue;
+                if (pos[b] < row) {
+                    pos[b] = out;
+                    t->odst[out] = b;
+                    t->obytes[out] = 0;
+                    t->opairs[out++] = 0;
+                }
+                t->obytes[pos[b]] += pat->bytes[e];
+                t->opairs[pos[b]]++;
+            }
+        }
+    }
+    t->ooff[t->ni] = out;
+    for (int64_t e = 0; e < out; e++)
+        t->ioff[t->odst[e] + 1]++;
+    for (int b = 0; b < t->ni; b++)
+        t->ioff[b + 1] += t->ioff[b];
+    for (int b = 0; b < t->ni; b++)
+        pos[b] = t->ioff[b];
+    for (int a = 0; a < t->ni; a++)
+        for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++) {
+            int64_t at = pos[t->odst[e]]++;
+            t->isrc[at] = a;
+            t->ibytes[at] = t->obytes[e];
+            t->ipairs[at] = t->opairs[e];
+        }
+cleanup:
+    mpitopo__free(pos);
+    return rc;
+}
+
+static int setup_placement(ptram_t *t)
+{
+    t->node_of = mpitopo__malloc_array((size_t)t->ni, sizeof *t->node_of);
+    t->fill = mpitopo__calloc((size_t)t->nn, sizeof *t->fill);
+    t->soff = mpitopo__malloc_array((size_t)t->nn + 1, sizeof *t->soff);
+    t->slots = mpitopo__malloc_array((size_t)t->nprocs, sizeof *t->slots);
+    t->proc_node = mpitopo__malloc_array((size_t)t->nprocs, sizeof *t->proc_node);
+    if (!t->node_of || !t->fill || !t->soff || !t->slots || !t->proc_node)
+        return MPITOPO_NOMEM("the placement");
+    for (int a = 0; a < t->ni; a++)
+        t->node_of[a] = -1;
+    for (int p = 0; p < t->nprocs; p++)
+        t->proc_node[p] = -1;
+    t->soff[0] = 0;
+    for (int n = 0; n < t->nn; n++)
+        t->soff[n + 1] = t->soff[n] + t->cap[n];
+    return MPITOPO_SUCCESS;
+}
+
+/* ---- staging moves ------------------------------------------------------ */
+
+/* Stage the traffic of item a on node n with every placed item (skip:
+ * an item to leave out, -1 for none). */
+static void stage_item(ptram_t *t, int a, int n, int skip, int sign)
+{
+    for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++) {
+        int b = t->odst[e];
+        if (b != skip && t->node_of[b] >= 0)
+            mpitopo__pload_stage(&t->pl, t->end[n], t->end[t->node_of[b]], t->obytes[e], t->opairs[e], sign);
+    }
+    for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++) {
+        int b = t->isrc[e];
+        if (b != skip && t->node_of[b] >= 0)
+            mpitopo__pload_stage(&t->pl, t->end[t->node_of[b]], t->end[n], t->ibytes[e], t->ipairs[e], sign);
+    }
+}
+
+/* Stage the swap of placed items a and b (on different nodes): their
+ * traffic leaves, then comes back from the exchanged nodes. The a-b
+ * traffic is staged with a's, between the two nodes both ways round. */
+static void stage_swap(ptram_t *t, int a, int b)
+{
+    int na = t->node_of[a], nb = t->node_of[b];
+    stage_item(t, a, na, -1, -1);
+    stage_item(t, b, nb, a, -1);
+    t->node_of[a] = nb;
+    t->node_of[b] = na;
+    stage_item(t, a, nb, -1, +1);
+    stage_item(t, b, na, a, +1);
+    t->node_of[a] = na;
+    t->node_of[b] = nb;
+}
+
+static void put(ptram_t *t, int a, int n)
+{
+    t->node_of[a] = n;
+    t->slots[t->soff[n] + t->fill[n]++] = a;
+    for (int64_t i = t->moff[a]; i < t->moff[a + 1]; i++)
+        t->proc_node[t->mem[i]] = t->end[n];
+}
+
+static void check(ptram_t *t)
+{
+    if (t->prm->check)
+        t->prm->check(t->prm->check_ctx, &t->pl, t->proc_node);
+}
+
+/* ---- step 2: greedy (Alg. 3.1) ------------------------------------------ */
+
+static int fits(const ptram_t *t, int a, int n)
+{
+    int free_slots = t->cap[n] - t->fill[n];
+    return t->exact ? t->fill[n] == 0 && t->cap[n] == t->isize[a] : free_slots >= t->isize[a];
+}
+
+/* conn[a]: a's traffic (both ways) with the placed items, rest[a]: with
+ * the others; the next item is the argmax of conn + rest / (placed + 1). */
+static int greedy(ptram_t *t)
+{
+    double *conn = mpitopo__calloc((size_t)t->ni, sizeof *conn);
+    double *rest = mpitopo__calloc((size_t)t->ni, sizeof *rest);
+    if (!conn || !rest) {
+        mpitopo__free(conn);
+        mpitopo__free(rest);
+        return MPITOPO_NOMEM("the greedy scores");
+    }
+    for (int a = 0; a < t->ni; a++) {
+        for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++)
+            rest[a] += t->obytes[e];
+        for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++)
+            rest[a] += t->ibytes[e];
+    }
+    int rc = MPITOPO_SUCCESS;
+    for (int step = 0; step < t->ni; step++) {
+        double alpha = 1.0 / (step + 1), best_delta = -1;
+        int p = -1;
+        for (int a = 0; a < t->ni; a++)
+            if (t->node_of[a] < 0 && conn[a] + alpha * rest[a] > best_delta) {
+                best_delta = conn[a] + alpha * rest[a];
+                p = a;
+            }
+        /* With no placed peer every node scores the same: the first that fits. */
+        int bestn = -1;
+        double best = INFINITY;
+        for (int n = 0; n < t->nn; n++) {
+            if (!fits(t, p, n))
+                continue;
+            if (conn[p] == 0) {
+                bestn = n;
+                break;
+            }
+            stage_item(t, p, n, -1, +1);
+            double h = mpitopo__pload_delta_hybrid(&t->pl);
+            mpitopo__pload_clear(&t->pl);
+            if (h < best || bestn < 0) {
+                best = h;
+                bestn = n;
+            }
+        }
+        if (bestn < 0) {
+            rc = MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "mapper 'ptram': no node left for part %d of %d "
+                                 "processes", p, t->isize[p]);
+            break;
+        }
+        stage_item(t, p, bestn, -1, +1);
+        mpitopo__pload_commit(&t->pl);
+        put(t, p, bestn);
+        for (int64_t e = t->ooff[p]; e < t->ooff[p + 1]; e++) {
+            conn[t->odst[e]] += t->obytes[e];
+            rest[t->odst[e]] -= t->obytes[e];
+        }
+        for (int64_t e = t->ioff[p]; e < t->ioff[p + 1]; e++) {
+            conn[t->isrc[e]] += t->ibytes[e];
+            rest[t->isrc[e]] -= t->ibytes[e];
+        }
+        check(t);
+    }
+    mpitopo__free(conn);
+    mpitopo__free(rest);
+    return rc;
+}
+
+/* ---- step 3: refinement (Alg. 3.2) -------------------------------------- */
+
+typedef struct near_entry {
+    int hops, node;
+} near_entry_t;
+
+static int compare_near(const void *x, const void *y)
+{
+    const near_entry_t *a = x, *b = y;
+    if (a->hops != b->hops)
+        return a->hops < b->hops ? -1 : 1;
+    return (a->node > b->node) - (a->node < b->node);
+}
+
+/* The k nearest other nodes in use of every node (route length, then node). */
+static int build_near(ptram_t *t)
+{
+    t->nk = t->prm->k < t->nn - 1 ? t->prm->k : t->nn - 1;
+    if (t->nk <= 0)
+        return MPITOPO_SUCCESS;
+    near_entry_t *cand = mpitopo__malloc_array((size_t)t->nn, sizeof *cand);
+    t->near = mpitopo__malloc_array((size_t)t->nn * (size_t)t->nk, sizeof *t->near);
+    if (!cand || !t->near) {
+        mpitopo__free(cand);
+        return MPITOPO_NOMEM("the nearest nodes");
+    }
+    for (int n = 0; n < t->nn; n++) {
+        int c = 0;
+        for (int m = 0; m < t->nn; m++) {
+            if (m == n)
+                continue;
+            int len = 0;
+            mpitopo_network_route(t->pl.net, t->end[n], t->end[m], t->pl.max_route, t->pl.route, &len);
+            cand[c++] = (near_entry_t){len, m};
+        }
+        qsort(cand, (size_t)c, sizeof *cand, compare_near);
+        for (int i = 0; i < t->nk; i++)
+            t->near[(size_t)n * (size_t)t->nk + (size_t)i] = cand[i].node;
+    }
+    mpitopo__free(cand);
+    return MPITOPO_SUCCESS;
+}
+
+static int route_has(ptram_t *t, int src, int dst, int64_t channel)
+{
+    if (src == dst)
+        return 0;
+    int len = 0;
+    mpitopo_network_route(t->pl.net, src, dst, t->pl.max_route, t->pl.route, &len);
+    for (int i = 0; i < len; i++)
+        if (t->pl.route[i] == channel)
+            return 1;
+    return 0;
+}
+
+/* Whether some traffic of item a crosses the channel. */
+static int crosses(ptram_t *t, int a, int64_t channel)
+{
+    int n = t->node_of[a];
+    for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++)
+        if (route_has(t, t->end[n], t->end[t->node_of[t->odst[e]]], channel))
+            return 1;
+    for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++)
+        if (route_has(t, t->end[t->node_of[t->isrc[e]]], t->end[n], channel))
+            return 1;
+    return 0;
+}
+
+/* Swap a with the best partner among the items of the k nearest nodes, if
+ * one lowers the hybrid metric. */
+static int try_swaps(ptram_t *t, int a)
+{
+    int n = t->node_of[a], best_b = -1;
+    mpitopo_network_metrics_t cur;
+    mpitopo__pload_metrics(&t->pl, &cur);
+    /* A gain must beat the rounding of the running sums. */
+    double best = cur.hybrid - 1e-12 * fabs(cur.hybrid);
+    for (int i = 0; i < t->nk; i++) {
+        int m = t->near[(size_t)n * (size_t)t->nk + (size_t)i];
+        for (int j = 0; j < t->fill[m]; j++) {
+            int b = t->slots[t->soff[m] + j];
+            if (t->isize[b] != t->isize[a])
+                continue;
+            stage_swap(t, a, b);
+            double h = mpitopo__pload_delta_hybrid(&t->pl);
+            mpitopo__pload_clear(&t->pl);
+            if (h < best) {
+                best = h;
+                best_b = b;
+            }
+        }
+    }
+    if (best_b < 0)
+        return 0;
+    stage_swap(t, a, best_b);
+    mpitopo__pload_commit(&t->pl);
+    mpitopo__pload_resum(&t->pl);
+    int m = t->node_of[best_b];
+    for (int j = 0; j < t->fill[n]; j++)
+        if (t->slots[t->soff[n] + j] == a)
+            t->slots[t->soff[n] + j] = best_b;
+    for (int j = 0; j < t->fill[m]; j++)
+        if (t->slots[t->soff[m] + j] == best_b)
+            t->slots[t->soff[m] + j] = a;
+    t->node_of[a] = m;
+    t->node_of[best_b] = n;
+    for (int64_t i = t->moff[a]; i < t->moff[a + 1]; i++)
+        t->proc_node[t->mem[i]] = t->end[m];
+    for (int64_t i = t->moff[best_b]; i < t->moff[best_b + 1]; i++)
+        t->proc_node[t->mem[i]] = t->end[n];
+    check(t);
+    return 1;
+}
+
+/* One pass over the parts in node order; hot: only those whose traffic
+ * crosses the most congested channel (Alg. 3.2). The number of swaps. */
+static int refine_pass(ptram_t *t, int hot)
+{
+    int swaps = 0;
+    for (int n = 0; n < t->nn; n++)
+        for (int j = 0; j < t->fill[n]; j++) {
+            int a = t->slots[t->soff[n] + j];
+            if (hot) {
+                int64_t c = mpitopo__pload_hottest(&t->pl);
+                if (c < 0 || !crosses(t, a, c))
+                    continue;
+            }
+            swaps += try_swaps(t, a);
+        }
+    return swaps;
+}
+
+/* A round is the thesis's pass over the parts on the hottest channel;
+ * when that finds nothing, a pass over every part (which the thesis does
+ * not do: it leaves local optima where only other channels can gain). */
+static int refine(ptram_t *t, mpitopo__ptram_stats_t *st)
+{
+    int rc = build_near(t);
+    if (rc != MPITOPO_SUCCESS || t->nk <= 0)
+        return rc;
+    for (int round = 0; round < t->prm->rounds; round++) {
+        int swaps = t->prm->blind ? 0 : refine_pass(t, 1);
+        if (swaps == 0)
+            swaps = refine_pass(t, 0);
+        st->swaps += swaps;
+        st->rounds = round + 1;
+        if (swaps == 0)
+            break;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+/* ---- inside the nodes --------------------------------------------------- */
+
+/* Place the processes procs[0..np) (increasing) on the np leaves of node
+ * unit u that are among the first nprocs: by the tree mapper on the levels
+ * inside the node, or in order when there is at most one such level. */
+static int place_in_node(const ptram_t *t, const mpitopo_map_options_t *options, int u, const int *procs, int np,
+                         int *local, int *leaf_of_proc)
+{
+    const mpitopo_machine_t *m = t->m;
+    int first = m->first[m->node_level][u], below = m->nlevels - 1 - m->node_level;
+    if (below <= 1 || np <= 1) {
+        for (int i = 0; i < np; i++)
+            leaf_of_proc[procs[i]] = first + i;
+        return MPITOPO_SUCCESS;
+    }
+    const mpitopo_pattern_t *pat = t->pat;
+    for (int i = 0; i < np; i++)
+        local[procs[i]] = i;
+    int64_t ne = 0;
+    for (int i = 0; i < np; i++)
+        for (int64_t e = pat->offs[procs[i]]; e < pat->offs[procs[i] + 1]; e++)
+            ne += local[pat->dst[e]] >= 0;
+    size_t na = (size_t)(ne > 0 ? ne : 1);
+    int *src = mpitopo__malloc_array(na, sizeof *src), *dst = mpitopo__malloc_array(na, sizeof *dst);
+    double *bytes = mpitopo__malloc_array(na, sizeof *bytes), *msgs = mpitopo__malloc_array(na, sizeof *msgs);
+    int *paths = mpitopo__malloc_array((size_t)np * (size_t)below, sizeof *paths);
+    int *entry_leaf = mpitopo__malloc_array((size_t)np, sizeof *entry_leaf);
+    int *sub_leaf = mpitopo__malloc_array((size_t)np, sizeof *sub_leaf);
+    mpitopo_pattern_t *sp = NULL;
+    mpitopo_machine_t *sm = NULL;
+    int rc = MPITOPO_SUCCESS;
+    if (!src || !dst || !bytes || !msgs || !paths || !entry_leaf || !sub_leaf) {
+        rc = MPITOPO_NOMEM("a node's sub-problem");
+        goto cleanup;
+    }
+    ne = 0;
+    for (int i = 0; i < np; i++)
+        for (int64_t e = pat->offs[procs[i]]; e < pat->offs[procs[i] + 1]; e++)
+            if (local[pat->dst[e]] >= 0) {
+                src[ne] = i;
+                dst[ne] = local[pat->dst[e]];
+                bytes[ne] = pat->bytes[e];
+                msgs[ne++] = pat->msgs[e];
+            }
+    const char *names[MPITOPO_MAX_LEVELS];
+    for (int l = 0; l < below; l++)
+        names[l] = m->name[m->node_level + 1 + l];
+    for (int i = 0; i < np; i++)
+        for (int l = 0; l < below; l++)
+            paths[(size_t)i * (size_t)below + (size_t)l] = m->unit[m->node_level + 1 + l][first + i];
+    rc = mpitopo_pattern_create(np, ne, src, dst, bytes, msgs, &sp);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_machine_from_paths(below, names, m->cost + m->node_level + 1, np, paths, &sm, entry_leaf);
+    if (rc == MPITOPO_SUCCESS) {
+        mpitopo_map_options_t o = *options;
+        o.launch = NULL;
+        o.never_worse = 0;
+        rc = mpitopo__map_tree(sm, sp, NULL, &o, sub_leaf);
+    }
+    /* Entry i is leaf first + i: paths, no longer needed, maps the leaves
+     * of sm back to their entries. */
+    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
+        paths[entry_leaf[i]] = i;
+    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
+        leaf_of_proc[procs[i]] = first + paths[sub_leaf[i]];
+cleanup:
+    for (int i = 0; i < np; i++)
+        local[procs[i]] = -1;
+    mpitopo_pattern_destroy(&sp);
+    mpitopo_machine_destroy(&sm);
+    mpitopo__free(src);
+    mpitopo__free(dst);
+    mpitopo__free(bytes);
+    mpitopo__free(msgs);
+    mpitopo__free(paths);
+    mpitopo__free(entry_leaf);
+    mpitopo__free(sub_leaf);
+    return rc;
+}
+
+static int place_cores(const ptram_t *t, const mpitopo_map_options_t *options, int *leaf_of_proc)
+{
+    int *procs = mpitopo__malloc_array((size_t)t->nprocs, sizeof *procs);
+    int *local = mpitopo__malloc_array((size_t)t->nprocs, sizeof *local);
+    int rc = procs && local ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the processes of a node");
+    for (int p = 0; rc == MPITOPO_SUCCESS && p < t->nprocs; p++)
+        local[p] = -1;
+    for (int n = 0; rc == MPITOPO_SUCCESS && n < t->nn; n++) {
+        int np = 0;
+        for (int j = 0; j < t->fill[n]; j++) {
+            int a = t->slots[t->soff[n] + j];
+            for (int64_t i = t->moff[a]; i < t->moff[a + 1]; i++)
+                procs[np++] = t->mem[i];
+        }
+        /* Items come one by one with part=none: back to rank order. */
+        for (int i = 1; i < np; i++)
+            for (int j = i; j > 0 && procs[j - 1] > procs[j]; j--) {
+                int x = procs[j];
+                procs[j] = procs[j - 1];
+                procs[j - 1] = x;
+            }
+        rc = place_in_node(t, options, n, procs, np, local, leaf_of_proc);
+    }
+    mpitopo__free(procs);
+    mpitopo__free(local);
+    return rc;
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+/* The network metrics of a placement (leaves) of the processes. */
+static int evaluate(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat, const mpitopo_network_t *net,
+                    const int *end_node, const int *leaf_of_proc, const double *w,
+                    const mpitopo_network_metrics_t *ref, int *scratch, mpitopo_network_metrics_t *out)
+{
+    for (int p = 0; p < pat->nprocs; p++) {
+        int u = mpitopo__node_of(m, leaf_of_proc[p]);
+        scratch[p] = end_node ? end_node[u] : u;
+    }
+    return mpitopo_network_evaluate(net, pat, scratch, w, ref, out);
+}
+
+/* Zero traffic, or so much that the hybrid metric would overflow. */
+static int traffic_check(const mpitopo_pattern_t *pat, const mpitopo_network_t *net, int *none)
+{
+    double total = 0;
+    for (int p = 0; p < pat->nprocs; p++)
+        for (int64_t e = pat->offs[p]; e < pat->offs[p + 1]; e++)
+            if (pat->dst[e] != p && pat->bytes[e] > 0)
+                total += pat->bytes[e];
+    *none = total == 0;
+    int64_t nch;
+    int max_route;
+    double mincap = INFINITY, cap;
+    mpitopo_network_size(net, NULL, &nch, &max_route);
+    for (int64_t c = 0; c < nch; c++)
+        if (mpitopo_network_channel(net, c, &cap, NULL, 0) == MPITOPO_SUCCESS && cap < mincap)
+            mincap = cap;
+    double worst = total / (nch > 0 ? mincap : 1.0);
+    if (!isfinite(total * (max_route + 1)) || !isfinite(worst * worst * (double)(nch + 1)))
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, "mpitopo_map", "mapper 'ptram': the pattern's %g bytes in all "
+                               "overflow the hybrid metric (squared congestions): scale the weights down", total);
+    return MPITOPO_SUCCESS;
+}
+
+static int launch_of(const mpitopo_machine_t *m, const mpitopo_map_options_t *options, int nprocs, int *launch)
+{
+    if (options->launch) {
+        memcpy(launch, options->launch, (size_t)nprocs * sizeof *launch);
+        return MPITOPO_SUCCESS;
+    }
+    return mpitopo__place_block(m, nprocs, launch);
+}
+
+static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, mpitopo__ptram_stats_t *st,
+                     int *leaf_of_proc)
+{
+    double t0 = now();
+    int rc = partition(t, options);
+    if (rc == MPITOPO_SUCCESS)
+        rc = build_members(t);
+    if (rc == MPITOPO_SUCCESS)
+        rc = build_item_graph(t);
+    if (rc == MPITOPO_SUCCESS)
+        rc = setup_placement(t);
+    double t1 = now();
+    if (rc == MPITOPO_SUCCESS)
+        rc = greedy(t);
+    mpitopo_network_metrics_t g;
+    mpitopo__pload_metrics(&t->pl, &g);
+    st->greedy_hybrid = g.hybrid;
+    double t2 = now();
+    if (rc == MPITOPO_SUCCESS && t->prm->rounds > 0)
+        rc = refine(t, st);
+    double t3 = now();
+    if (rc == MPITOPO_SUCCESS)
+        rc = place_cores(t, options, leaf_of_proc);
+    st->nparts = t->ni;
+    st->nnodes = t->nn;
+    st->t_part = t1 - t0;
+    st->t_greedy = t2 - t1;
+    st->t_refine = t3 - t2;
+    return rc;
+}
+
+int mpitopo__ptram_run(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       const mpitopo_map_options_t *options, const mpitopo_network_t *network,
+                       const int *end_node, const mpitopo__ptram_params_t *prm, int *leaf_of_proc,
+                       mpitopo__ptram_stats_t *stats)
+{
+    mpitopo__ptram_stats_t dummy;
+    mpitopo__ptram_stats_t *st = stats ? stats : &dummy;
+    *st = (mpitopo__ptram_stats_t){0};
+    int nprocs = pattern->nprocs, none;
+    if (nprocs == 0)
+        return MPITOPO_SUCCESS;
+    double t0 = now();
+    if (machine->node_level < 0) /* one node: only the inside of it matters */
+        return mpitopo__map_tree(machine, pattern, NULL, options, leaf_of_proc);
+    int rc = traffic_check(pattern, network, &none);
+    int *launch = mpitopo__malloc_array((size_t)nprocs, sizeof *launch);
+    int *scratch = mpitopo__malloc_array((size_t)nprocs, sizeof *scratch);
+    ptram_t t = {.m = machine, .pat = pattern, .prm = prm, .nprocs = nprocs};
+    mpitopo_network_metrics_t lm, res;
+    if (rc == MPITOPO_SUCCESS && (!launch || !scratch))
+        rc = MPITOPO_NOMEM("the launch placement");
+    if (rc == MPITOPO_SUCCESS)
+        rc = launch_of(machine, options, nprocs, launch);
+    if (rc == MPITOPO_SUCCESS)
+        rc = evaluate(machine, pattern, network, end_node, launch, prm->w, NULL, scratch, &lm);
+    if (rc != MPITOPO_SUCCESS)
+        goto cleanup;
+    if (none) {
+        /* Every placement costs 0 on the network: nothing to gain, keep the launch. */
+        mpitopo__log(2, "ptram mapper: the pattern has no traffic between processes: launch placement kept");
+        memcpy(leaf_of_proc, launch, (size_t)nprocs * sizeof *launch);
+        st->zero_traffic = st->kept_launch = 1;
+        goto cleanup;
+    }
+    const mpitopo_network_metrics_t *ref = prm->norm ? &lm : NULL;
+    if (ref)
+        rc = evaluate(machine, pattern, network, end_node, launch, prm->w, ref, scratch, &lm);
+    if (rc != MPITOPO_SUCCESS)
+        goto cleanup;
+    st->launch_hybrid = lm.hybrid;
+    rc = setup_nodes(&t, end_node);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__pload_init(&t.pl, network, prm->w, ref);
+    if (rc == MPITOPO_SUCCESS)
+        rc = run_steps(&t, options, st, leaf_of_proc);
+    if (rc == MPITOPO_SUCCESS)
+        rc = evaluate(machine, pattern, network, end_node, leaf_of_proc, prm->w, ref, scratch, &res);
+    if (rc != MPITOPO_SUCCESS)
+        goto cleanup;
+    st->final_hybrid = res.hybrid;
+    if (prm->keep && !(res.hybrid < lm.hybrid)) {
+        mpitopo__log(2, "ptram mapper: hybrid metric %g does not beat the launch placement's %g: launch kept",
+                     res.hybrid, lm.hybrid);
+        memcpy(leaf_of_proc, launch, (size_t)nprocs * sizeof *launch);
+        st->kept_launch = 1;
+        st->final_hybrid = lm.hybrid;
+    }
+    mpitopo__log(2, "ptram mapper: %d parts on %d nodes, hybrid %g (greedy %g, launch %g), %d swaps in %d rounds; "
+                 "%.3f s partitioning, %.3f s greedy, %.3f s refinement",
+                 st->nparts, st->nnodes, st->final_hybrid, st->greedy_hybrid, lm.hybrid, st->swaps, st->rounds,
+                 st->t_part, st->t_greedy, st->t_refine);
+cleanup:
+    ptram_free(&t);
+    mpitopo__free(launch);
+    mpitopo__free(scratch);
+    st->t_total = now() - t0;
+    return rc;
+}
+
+int mpitopo__map_ptram(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
+                       const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, int *leaf_of_proc)
+{
+    mpitopo__ptram_params_t prm;
+    int rc = mpitopo__ptram_parse(args, &prm);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (!net || !net->network)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_map", "ptram needs a network: use mpitopo_map_network or "
+                               "--network");
+    return mpitopo__ptram_run(machine, pattern, options, net->network, net->end_node, &prm, leaf_of_proc, NULL);
+}

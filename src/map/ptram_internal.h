@@ -1,0 +1,120 @@
+/* Shared by the files of the "ptram" mapper (ptram.c, ptram_load.c) and its
+ * unit tests: the incremental hybrid metric and the mapper's parameters. */
+#ifndef MPITOPO_PTRAM_INTERNAL_H
+#define MPITOPO_PTRAM_INTERNAL_H
+
+#include "core/internal.h"
+#include "map/map_internal.h"
+
+/*
+ * Channel loads of a partial mapping with the running sums the hybrid
+ * metric needs, so that a candidate move is scored in O(|delta| log C)
+ * instead of O(C): per channel its load (bytes) and the number of
+ * communicating pairs crossing it (a load is 0 exactly when that count is,
+ * whatever the rounding), the sum and the sum of squares of the
+ * congestions of the loaded channels and their number (NZCA, NZCV), the
+ * hop-bytes and dilation, and a max segment tree over the congestions (MC,
+ * which loads going down during the refinement must not break).
+ *
+ * A candidate is staged as a delta (pairs added or removed), scored with
+ * mpitopo__pload_delta_hybrid(), then either committed or cleared.
+ */
+typedef struct mpitopo__pload {
+    const mpitopo_network_t *net;
+    int64_t nch, size;   /* channels; leaves of the segment tree (a power of 2) */
+    int max_route;
+    double *cap;         /* capacity per channel */
+    double *load;        /* bytes per channel */
+    int64_t *npairs;     /* pairs crossing each channel */
+    double *tree;        /* 2 * size: tree[size + c] = congestion of c, inner nodes the max */
+    double hop_bytes, dilation, s1, s2;
+    int64_t nz;
+    double w[4];         /* hybrid weights */
+    double ref[4];       /* normaliser of each term (1: none) */
+    /* the staged delta */
+    double *dload;
+    int64_t *dpairs;
+    int64_t *touched;
+    int64_t ntouched;
+    unsigned char *mark;
+    double dhop_bytes, ddilation;
+    int64_t *route;      /* room for one route */
+} mpitopo__pload_t;
+
+/* An empty structure (nothing placed) with hybrid weights w (NULL: 1,1,1,1)
+ * and normaliser ref (NULL: none; a term whose reference is 0 is not
+ * divided, as in mpitopo_network_evaluate). */
+int mpitopo__pload_init(mpitopo__pload_t *pl, const mpitopo_network_t *net, const double *w,
+                        const mpitopo_network_metrics_t *ref);
+void mpitopo__pload_free(mpitopo__pload_t *pl);
+
+/* Stage the traffic src -> dst (end nodes) of `pairs` communicating pairs
+ * carrying `bytes`, added (sign +1) or removed (-1). Nothing when src == dst. */
+void mpitopo__pload_stage(mpitopo__pload_t *pl, int src, int dst, double bytes, int64_t pairs, int sign);
+
+/* The hybrid metric with the staged delta applied (the structure is left
+ * as it was). */
+double mpitopo__pload_delta_hybrid(mpitopo__pload_t *pl);
+
+/* Apply the staged delta; clear it. */
+void mpitopo__pload_commit(mpitopo__pload_t *pl);
+
+/* Drop the staged delta. */
+void mpitopo__pload_clear(mpitopo__pload_t *pl);
+
+/* The metrics of what is committed (O(1); hybrid with the structure's
+ * weights and normaliser). */
+void mpitopo__pload_metrics(const mpitopo__pload_t *pl, mpitopo_network_metrics_t *m);
+
+/* The most congested channel, the lowest numbered on a tie; -1 when no
+ * channel carries traffic. */
+int64_t mpitopo__pload_hottest(const mpitopo__pload_t *pl);
+
+/* Recompute the running sums from the loads (O(C)): after many removals,
+ * so that rounding does not pile up. */
+void mpitopo__pload_resum(mpitopo__pload_t *pl);
+
+/* How processes are grouped before the greedy placement. */
+enum { MPITOPO__PTRAM_PART_AUTO, MPITOPO__PTRAM_PART_TREE, MPITOPO__PTRAM_PART_SCOTCH,
+       MPITOPO__PTRAM_PART_NONE };
+
+/* Called after every greedy step and every refinement swap (tests):
+ * proc_node[p] is the end node of process p, -1 while not placed; pl the
+ * structure, with nothing staged. */
+typedef void (*mpitopo__ptram_check_fn)(void *ctx, const mpitopo__pload_t *pl, const int *proc_node);
+
+typedef struct mpitopo__ptram_params {
+    double w[4];    /* hybrid weights, "w=" */
+    int k;          /* refinement radius: the k nearest nodes, "k=" */
+    int rounds;     /* refinement rounds at most, "rounds=" (0: greedy only) */
+    int part;       /* MPITOPO__PTRAM_PART_*, "part=" */
+    int blind;      /* routing-blind: hop-bytes only, no hot-channel filter, "blind" */
+    int norm;       /* divide every term by the launch placement's, "norm" */
+    int keep;       /* return the launch when not better (default 1; "nokeep" for tests) */
+    mpitopo__ptram_check_fn check;
+    void *check_ctx;
+} mpitopo__ptram_params_t;
+
+/* What a run did, for tests and benchmarks. */
+typedef struct mpitopo__ptram_stats {
+    int nparts, nnodes;
+    double t_part, t_greedy, t_refine, t_total; /* seconds */
+    double greedy_hybrid, final_hybrid, launch_hybrid;
+    int swaps, rounds, kept_launch, zero_traffic;
+} mpitopo__ptram_stats_t;
+
+/* Parse "w=1,1,1,1:k=8:part=auto:rounds=10:blind:norm" (args NULL: the
+ * defaults). MPITOPO_ERR_PARSE names the argument and its value. */
+int mpitopo__ptram_parse(const char *args, mpitopo__ptram_params_t *params);
+
+/* The mapper with explicit parameters and statistics (stats may be NULL). */
+int mpitopo__ptram_run(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                       const mpitopo_map_options_t *options, const mpitopo_network_t *network,
+                       const int *end_node, const mpitopo__ptram_params_t *params, int *leaf_of_proc,
+                       mpitopo__ptram_stats_t *stats);
+
+/* The registered mapper (registry.c). */
+int mpitopo__map_ptram(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
+                       const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, int *leaf_of_proc);
+
+#endif
