@@ -452,13 +452,15 @@ static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpit
 }
 
 /* Split the comma-separated mapper list (or all mappers that apply to the
- * pattern; none for "none") into specs. */
+ * pattern, the network-aware ones only under --network; none for "none")
+ * into specs. */
 static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
 {
     *n = 0;
     if (!list) {
         for (int i = 0; i < mpitopo_mapper_count() && *n < MAX_MAPPERS; i++)
-            if (is_cart || !mpitopo_mapper_at(i)->needs_cart)
+            if ((is_cart || !mpitopo_mapper_at(i)->needs_cart) &&
+                (eval_network || strncmp(mpitopo_mapper_at(i)->summary, "needs a network", 15) != 0))
                 snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
         return 0;
     }

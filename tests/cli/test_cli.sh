@@ -364,7 +364,7 @@ for key in ("offnode_partners", "onnode_partners", "cost", "over_bound", "levels
   fi
 }
 if command -v python3 >/dev/null; then
-  mappers=$("$cli" mappers | awk '{ print $1 }')
+  mappers=$("$cli" mappers | awk '$2 != "needs" { print $1 }') # network-aware ones need --network
   for fmt in plain openmpi-rankfile mpich-hosts cray-rank-order; do
     for mapper in $mappers; do
       roundtrip "rt-$fmt-$mapper" $fmt $mapper --machine "switch:2 node:4 core:4" --pattern cart:4x8:moore=1 \
