@@ -159,17 +159,20 @@ MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t 
  * are refused. The routes file holds, for each switch, a table headed
  * "Unicast lids [...] of switch ... guid 0x... ...:" with lines
  * "0xLID PORT ...": OpenSM's opensm-lfts.dump, the output of ibroute for
- * each switch concatenated, or of dump_fts (the three are told apart by
- * nothing: the switch is found by its GUID). Entries for LIDs that no CA
- * port has (the switches' own) are ignored; with an LMC above 0 only the
- * base LID is routed.
+ * each switch concatenated, or that of dump_fts. One reader takes the
+ * three: a table's switch is the one whose GUID its header names; column
+ * headings, "N lids dumped" lines and multicast tables are skipped.
+ * Entries for LIDs that no CA port has (the switches' own) are ignored;
+ * with an LMC above 0 only the base LID is routed.
  *
  * The end nodes are the connected CA ports, numbered by node description
  * in natural order ("node2" before "node10"), then by record and port:
  * with descriptions "HOST HCA-1", MPI node i (in host-name order) is end
  * node i. mpitopo_network_node_name() gives the node description; the MPI
  * layer matches an MPI processor name against its first word, the host
- * name. Every cable is two channels named "FROM/pP->TO/pQ" (a switch by
+ * name (a fabric whose HCAs keep their vendor's description, such as
+ * "MT25408 ConnectX Mellanox Technologies", needs its node descriptions
+ * set to the host names first). Every cable is two channels named "FROM/pP->TO/pQ" (a switch by
  * its description, an end node by its host name; P and Q the ports at
  * either end), of capacity the link's data rate in Gb/s: width times 2
  * (SDR), 4 (DDR), 8 (QDR), 10 (FDR10), 13.64 (FDR), 25 (EDR), 50 (HDR),
@@ -194,7 +197,8 @@ MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t 
  *         node's ports, a link to a node with no record or not listed back,
  *         duplicate node names, GUIDs or LIDs, a table of an unknown switch,
  *         an entry to an unconnected port, a route that loops, dead-ends (no
- *         entry for the destination) or reaches another end node
+ *         entry for the destination, or no table for a switch on the way)
+ *         or reaches another end node
  * @retval MPITOPO_ERR_RANGE a file larger than 1 GiB
  * @retval MPITOPO_ERR_NOMEM out of memory
  */
