@@ -30,10 +30,15 @@ const char *mpitopo__platform_help =
     "(a zone with routing=\"Full\", symmetrical=\"NO\") listing the links of\n"
     "mpitopo's route in order, and every host a FATPIPE loopback link for the\n"
     "traffic between its own cores. Only the links some route crosses are\n"
-    "written. Every link draws 0 W idle and 1 MW at full bandwidth\n"
-    "(wattage_range 0:1000000), so that with --cfg=plugin:link_energy the\n"
-    "energy SimGrid prints for it, in joules, is its busy time in\n"
-    "microseconds: bytes carried / bandwidth, the channel's congestion / BW.\n"
+    "written. To see which links a run loads, trace it (--cfg=tracing:yes\n"
+    "--cfg=tracing/platform:yes --cfg=tracing/uncategorized:yes) and\n"
+    "integrate each link's bandwidth_used over time: SimGrid 3.32 accounts a\n"
+    "flow's bytes exactly only while its rate does not change, so replay\n"
+    "one flow at a time (tests/simgrid/replay.c serial).\n"
+    "Explicit routes serve every kind of network alike, fat trees included\n"
+    "(SimGrid's own FAT_TREE cluster is not used), so that the simulated\n"
+    "routes are the model's by construction; tests/simgrid checks that SMPI\n"
+    "loads every link as the model loads its channel.\n"
     "\n"
     "Options:\n"
     "  --network DESC        the network (\"torus:4x4x4\", \"mesh:3x5\",\n"
@@ -269,8 +274,7 @@ static void write_links(FILE *f, const mpitopo_network_t *net, int64_t nchannels
         fprintf(f, "    <link id=\"c%lld\" bandwidth=\"%.17g%s\" latency=\"%s\">"
                    "<prop id=\"channel\" value=\"", (long long)c, cap * bw, unit, a->latency);
         put_escaped(f, name);
-        fprintf(f, "\"/><prop id=\"capacity\" value=\"%.17g\"/>"
-                   "<prop id=\"wattage_range\" value=\"0:1000000\"/></link>\n", cap);
+        fprintf(f, "\"/><prop id=\"capacity\" value=\"%.17g\"/></link>\n", cap);
     }
 }
 
