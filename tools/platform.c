@@ -104,8 +104,8 @@ static const char *const bw_units[] = {"Bps",  "kBps", "MBps", "GBps", "TBps", "
 static const char *const lat_units[] = {"s", "ms", "us", "ns", "ps", NULL};
 static const char *const speed_units[] = {"f", "kf", "Mf", "Gf", "Tf", NULL};
 
-/* A positive finite number (a latency may be 0) followed by one of the units; 0 on success,
- * the number in *value and the unit in *unit. */
+/* A positive finite number (a latency may be 0) followed by one of the
+ * units; 0 on success, the number in *value and the unit in *unit. */
 static int parse_quantity(const char *s, const char *const *units, double *value, const char **unit)
 {
     char *end;
@@ -173,11 +173,10 @@ static int parse_args(int argc, char **argv, platform_args_t *a, int *done)
         return usage("%s", "platform needs --network DESC");
     double x;
     const char *u;
-    if (parse_quantity(a->bandwidth, bw_units, &x, &u) || parse_quantity(a->loopback, bw_units, &x, &u)) {
-        fprintf(stderr, "mpitopo: platform: bandwidth '%s': expected a positive number with a unit like GBps\n",
-                parse_quantity(a->bandwidth, bw_units, &x, &u) ? a->bandwidth : a->loopback);
-        return 1;
-    }
+    if (parse_quantity(a->bandwidth, bw_units, &x, &u))
+        return usage("--bandwidth '%s': expected a positive number with a unit like GBps", a->bandwidth);
+    if (parse_quantity(a->loopback, bw_units, &x, &u))
+        return usage("--loopback-bandwidth '%s': expected a positive number with a unit like GBps", a->loopback);
     if (parse_quantity(a->latency, lat_units, &x, &u))
         return usage("--latency '%s': expected a number with a unit: s, ms, us, ns or ps", a->latency);
     if (parse_quantity(a->speed, speed_units, &x, &u))

@@ -35,7 +35,8 @@ expect_error no-network "platform needs --network DESC" "$cli" platform
 expect_error bad-network "--network 'mesh:0x3'" "$cli" platform --network mesh:0x3
 expect_error too-many "3090 hosts need 9545010 routes, more than --max-routes 1048576" "$cli" platform --network gpc
 expect_error nodes "--nodes 10: the network 'mesh:3x3' has only 9 end nodes" "$cli" platform --network mesh:3x3 --nodes 10
-expect_error bandwidth "bandwidth '3x'" "$cli" platform --network mesh:3x3 --bandwidth 3x
+expect_error bandwidth "--bandwidth '3x'" "$cli" platform --network mesh:3x3 --bandwidth 3x
+expect_error loopback "--loopback-bandwidth '0GBps'" "$cli" platform --network mesh:3x3 --loopback-bandwidth 0GBps
 expect_error latency "--latency '1'" "$cli" platform --network mesh:3x3 --latency 1
 expect_error option "unknown option '--frobnicate'" "$cli" platform --network mesh:3x3 --frobnicate 1
 xml=$("$cli" platform --network ktree:2,2 --cores 4 --bandwidth 2.5GBps --latency 1us) || fail "ktree:2,2 exits $?"
