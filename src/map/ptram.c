@@ -174,6 +174,8 @@ typedef struct ptram {
     int *near;               /* k nearest nodes of every node, -1 padded */
     int nk;
     int *proc_node;          /* end node of every process, for the check hook */
+    const mpitopo_network_t *net;
+    const mpitopo_network_metrics_t *ref;
     mpitopo__pload_t pl;
 } ptram_t;
 
@@ -184,14 +186,27 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void ptram_free(ptram_t *t)
+/* What one solution holds: the items, their graph, their placement. */
+static void items_free(ptram_t *t)
 {
-    void *arrays[] = {t->cap, t->end, t->item_of, t->isize, t->moff, t->mem, t->ooff, t->ioff, t->odst,
-                      t->isrc, t->obytes, t->ibytes, t->opairs, t->ipairs, t->node_of, t->fill, t->soff,
-                      t->slots, t->near, t->proc_node};
+    void *arrays[] = {t->item_of, t->isize, t->moff,   t->mem,     t->ooff,  t->ioff, t->odst,  t->isrc,
+                      t->obytes,  t->ibytes, t->opairs, t->ipairs, t->node_of, t->fill, t->soff, t->slots,
+                      t->proc_node};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         mpitopo__free(arrays[i]);
+    t->item_of = t->isize = t->mem = t->odst = t->isrc = t->node_of = t->fill = t->soff = t->slots = NULL;
+    t->proc_node = NULL;
+    t->moff = t->ooff = t->ioff = t->opairs = t->ipairs = NULL;
+    t->obytes = t->ibytes = NULL;
     mpitopo__pload_free(&t->pl);
+}
+
+static void ptram_free(ptram_t *t)
+{
+    items_free(t);
+    mpitopo__free(t->cap);
+    mpitopo__free(t->end);
+    mpitopo__free(t->near);
 }
 
 /* The nodes in use: those holding the first nprocs leaves, units 0..nn-1
@@ -260,52 +275,84 @@ static int partition_with(const ptram_t *t, const mpitopo_machine_t *flat, const
     return rc;
 }
 
-/* Step 1: item_of[p] for every process; items numbered like the nodes
- * (part k has the size of node k) or, with part=none, like the processes.
- * The default runs the tree partitioner and Scotch (when built with it)
- * and keeps the smaller cut, the tree's on a tie. */
-static int partition(ptram_t *t, const mpitopo_map_options_t *options)
+/* The tree mapper on the machine itself (the network's group levels above
+ * the nodes): parts and a placement of them in one go, kept when it fills
+ * exactly the nodes in use (always when every leaf is used). *ok: whether. */
+static int partition_tree_here(const ptram_t *t, const mpitopo_map_options_t *o, int *part, int *ok)
 {
-    t->item_of = mpitopo__malloc_array((size_t)t->nprocs, sizeof *t->item_of);
-    if (!t->item_of)
-        return MPITOPO_NOMEM("the parts");
-    if (t->prm->part == MPITOPO__PTRAM_PART_NONE) {
-        t->ni = t->nprocs;
-        for (int p = 0; p < t->nprocs; p++)
-            t->item_of[p] = p;
-        return MPITOPO_SUCCESS;
+    int *count = mpitopo__calloc((size_t)t->m->nunits[t->m->node_level], sizeof *count);
+    int rc = count ? mpitopo__map_tree(t->m, t->pat, NULL, o, part) : MPITOPO_NOMEM("the parts' sizes");
+    *ok = rc == MPITOPO_SUCCESS;
+    for (int p = 0; rc == MPITOPO_SUCCESS && p < t->nprocs; p++) {
+        part[p] = t->m->unit[t->m->node_level][part[p]];
+        count[part[p]]++;
+        *ok &= part[p] < t->nn;
     }
-    t->ni = t->nn;
-    t->exact = 1;
-    mpitopo_machine_t *flat = NULL;
-    int *other = NULL;
-    int rc = flat_machine(t, &flat);
-    mpitopo_map_options_t o = *options;
-    o.launch = NULL; /* a placement on the real machine, meaningless on the flat one */
-    o.never_worse = 0;
+    for (int u = 0; *ok && u < t->nn; u++)
+        *ok = count[u] == t->cap[u];
+    mpitopo__free(count);
+    return rc;
+}
+
+/*
+ * Step 1: *chosen, the part (numbered like the nodes: part k has the size
+ * of node k) of every process, NULL with part=none; *start, the tree
+ * mapper's parts when they also are a placement worth refining (part k on
+ * node k), else NULL. The default runs the tree mapper and Scotch (when
+ * built with it) and keeps the smaller cut, the tree's on a tie.
+ */
+static int partition(const ptram_t *t, const mpitopo_map_options_t *options, int **chosen, int **start)
+{
+    *chosen = *start = NULL;
     int part = t->prm->part;
-    if (rc == MPITOPO_SUCCESS)
-        rc = partition_with(t, flat, &o, part == MPITOPO__PTRAM_PART_SCOTCH, t->item_of);
+    if (part == MPITOPO__PTRAM_PART_NONE)
+        return MPITOPO_SUCCESS;
+    mpitopo_machine_t *flat = NULL;
+    int *tree = mpitopo__malloc_array((size_t)t->nprocs, sizeof *tree), *other = NULL, ok = 0;
+    mpitopo_map_options_t o = *options;
+    o.launch = NULL; /* block: exactly the first nprocs leaves */
+    o.never_worse = 0;
+    int rc = tree ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the parts");
+    if (rc == MPITOPO_SUCCESS && part != MPITOPO__PTRAM_PART_SCOTCH)
+        rc = partition_tree_here(t, &o, tree, &ok);
+    if (rc == MPITOPO_SUCCESS && (!ok || part != MPITOPO__PTRAM_PART_TREE))
+        rc = flat_machine(t, &flat);
+    if (rc == MPITOPO_SUCCESS && !ok && part != MPITOPO__PTRAM_PART_SCOTCH)
+        rc = partition_with(t, flat, &o, 0, tree);
 #ifdef MPITOPO_HAVE_SCOTCH
-    if (rc == MPITOPO_SUCCESS && part == MPITOPO__PTRAM_PART_AUTO) {
+    if (rc == MPITOPO_SUCCESS && part != MPITOPO__PTRAM_PART_TREE) {
         other = mpitopo__malloc_array((size_t)t->nprocs, sizeof *other);
         rc = other ? partition_with(t, flat, &o, 1, other) : MPITOPO_NOMEM("the Scotch partition");
-        if (rc == MPITOPO_SUCCESS) {
-            double a = cut_of(t->pat, t->item_of), b = cut_of(t->pat, other);
-            mpitopo__log(3, "ptram mapper: partition cut %g (tree), %g (Scotch)", a, b);
-            if (b < a)
-                memcpy(t->item_of, other, (size_t)t->nprocs * sizeof *other);
-        }
     }
 #endif
-    mpitopo__free(other);
+    if (rc == MPITOPO_SUCCESS) {
+        double a = part == MPITOPO__PTRAM_PART_SCOTCH ? INFINITY : cut_of(t->pat, tree);
+        double b = other ? cut_of(t->pat, other) : INFINITY;
+        mpitopo__log(3, "ptram mapper: partition cut %g (tree), %g (Scotch)", a, b);
+        *chosen = b < a ? other : tree;
+        *start = ok ? tree : NULL;
+    }
+    if (rc != MPITOPO_SUCCESS || (*chosen != tree && *start != tree))
+        mpitopo__free(tree);
+    if (rc != MPITOPO_SUCCESS || *chosen != other)
+        mpitopo__free(other);
+    if (rc != MPITOPO_SUCCESS)
+        *chosen = *start = NULL;
     mpitopo_machine_destroy(&flat);
     return rc;
 }
 
-/* The processes of every item, in increasing order (CSR). */
-static int build_members(ptram_t *t)
+/* The processes of every item, in increasing order (CSR); part NULL:
+ * every process an item. */
+static int build_members(ptram_t *t, const int *part)
 {
+    t->ni = part ? t->nn : t->nprocs;
+    t->exact = part != NULL;
+    t->item_of = mpitopo__malloc_array((size_t)t->nprocs, sizeof *t->item_of);
+    if (!t->item_of)
+        return MPITOPO_NOMEM("the parts");
+    for (int p = 0; p < t->nprocs; p++)
+        t->item_of[p] = part ? part[p] : p;
     t->isize = mpitopo__calloc((size_t)t->ni, sizeof *t->isize);
     t->moff = mpitopo__calloc((size_t)t->ni + 1, sizeof *t->moff);
     t->mem = mpitopo__malloc_array((size_t)t->nprocs, sizeof *t->mem);
@@ -665,7 +712,7 @@ static int refine_pass(ptram_t *t, int hot)
  * not do: it leaves local optima where only other channels can gain). */
 static int refine(ptram_t *t, mpitopo__ptram_stats_t *st)
 {
-    int rc = build_near(t);
+    int rc = t->near ? MPITOPO_SUCCESS : build_near(t);
     if (rc != MPITOPO_SUCCESS || t->nk <= 0)
         return rc;
     for (int round = 0; round < t->prm->rounds; round++) {
@@ -760,31 +807,29 @@ cleanup:
     return rc;
 }
 
-static int place_cores(const ptram_t *t, const mpitopo_map_options_t *options, int *leaf_of_proc)
+/* node[p]: the node in use of process p. */
+static int place_cores(const ptram_t *t, const mpitopo_map_options_t *options, const int *node, int *leaf_of_proc)
 {
     int *procs = mpitopo__malloc_array((size_t)t->nprocs, sizeof *procs);
     int *local = mpitopo__malloc_array((size_t)t->nprocs, sizeof *local);
-    int rc = procs && local ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the processes of a node");
-    for (int p = 0; rc == MPITOPO_SUCCESS && p < t->nprocs; p++)
+    int *at = mpitopo__calloc((size_t)t->nn + 1, sizeof *at);
+    int rc = procs && local && at ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the processes of a node");
+    for (int p = 0; rc == MPITOPO_SUCCESS && p < t->nprocs; p++) {
         local[p] = -1;
-    for (int n = 0; rc == MPITOPO_SUCCESS && n < t->nn; n++) {
-        int np = 0;
-        for (int j = 0; j < t->fill[n]; j++) {
-            int a = t->slots[t->soff[n] + j];
-            for (int64_t i = t->moff[a]; i < t->moff[a + 1]; i++)
-                procs[np++] = t->mem[i];
-        }
-        /* Items come one by one with part=none: back to rank order. */
-        for (int i = 1; i < np; i++)
-            for (int j = i; j > 0 && procs[j - 1] > procs[j]; j--) {
-                int x = procs[j];
-                procs[j] = procs[j - 1];
-                procs[j - 1] = x;
-            }
-        rc = place_in_node(t, options, n, procs, np, local, leaf_of_proc);
+        at[node[p] + 1]++;
+    }
+    for (int n = 0; rc == MPITOPO_SUCCESS && n < t->nn; n++)
+        at[n + 1] += at[n];
+    /* by node, in rank order inside each */
+    for (int p = 0; rc == MPITOPO_SUCCESS && p < t->nprocs; p++)
+        procs[at[node[p]]++] = p;
+    for (int n = 0, lo = 0; rc == MPITOPO_SUCCESS && n < t->nn; n++) {
+        rc = place_in_node(t, options, n, procs + lo, at[n] - lo, local, leaf_of_proc);
+        lo = at[n];
     }
     mpitopo__free(procs);
     mpitopo__free(local);
+    mpitopo__free(at);
     return rc;
 }
 
@@ -834,34 +879,84 @@ static int launch_of(const mpitopo_machine_t *m, const mpitopo_map_options_t *op
     return mpitopo__place_block(m, nprocs, launch);
 }
 
-static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, mpitopo__ptram_stats_t *st,
-                     int *leaf_of_proc)
+/* Place the parts k on nodes k (the tree mapper's placement). */
+static void start_in_order(ptram_t *t)
 {
-    double t0 = now();
-    int rc = partition(t, options);
-    if (rc == MPITOPO_SUCCESS)
-        rc = build_members(t);
+    for (int k = 0; k < t->ni; k++) {
+        stage_item(t, k, k, -1, +1);
+        mpitopo__pload_commit(&t->pl);
+        put(t, k, k);
+        check(t);
+    }
+}
+
+/* One solution from the parts `part` (NULL: single processes), by the
+ * greedy step or from the parts' own placement, refined: node[p] for
+ * every process and its hybrid metric. */
+static int solve(ptram_t *t, const int *part, int in_order, mpitopo__ptram_stats_t *st, int *node, double *hybrid)
+{
+    items_free(t);
+    int rc = build_members(t, part);
     if (rc == MPITOPO_SUCCESS)
         rc = build_item_graph(t);
     if (rc == MPITOPO_SUCCESS)
         rc = setup_placement(t);
-    double t1 = now();
     if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__pload_init(&t->pl, t->net, t->prm->w, t->ref);
+    double t1 = now();
+    if (rc == MPITOPO_SUCCESS && in_order)
+        start_in_order(t);
+    else if (rc == MPITOPO_SUCCESS)
         rc = greedy(t);
-    mpitopo_network_metrics_t g;
-    mpitopo__pload_metrics(&t->pl, &g);
-    st->greedy_hybrid = g.hybrid;
     double t2 = now();
+    mpitopo_network_metrics_t g;
+    if (rc == MPITOPO_SUCCESS && !in_order) {
+        mpitopo__pload_metrics(&t->pl, &g);
+        st->greedy_hybrid = g.hybrid;
+    }
     if (rc == MPITOPO_SUCCESS && t->prm->rounds > 0)
         rc = refine(t, st);
     double t3 = now();
-    if (rc == MPITOPO_SUCCESS)
-        rc = place_cores(t, options, leaf_of_proc);
+    if (rc == MPITOPO_SUCCESS) {
+        for (int p = 0; p < t->nprocs; p++)
+            node[p] = t->node_of[t->item_of[p]];
+        mpitopo__pload_metrics(&t->pl, &g);
+        *hybrid = g.hybrid;
+    }
     st->nparts = t->ni;
+    st->t_greedy += t2 - t1;
+    st->t_refine += t3 - t2;
+    return rc;
+}
+
+/*
+ * The greedy solution from the chosen parts and, when the tree mapper's
+ * parts are a placement of their own (on the network's group levels),
+ * that placement refined too: the greedy alone places parts one at a time
+ * and loses to the hierarchy on 3-D stencils. The lower hybrid metric
+ * wins, the greedy's on a tie.
+ */
+static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, mpitopo__ptram_stats_t *st,
+                     int *leaf_of_proc)
+{
+    double t0 = now();
+    int *chosen = NULL, *start = NULL;
+    int *node = mpitopo__malloc_array(2 * (size_t)t->nprocs, sizeof *node);
+    int rc = node ? partition(t, options, &chosen, &start) : MPITOPO_NOMEM("the nodes of the processes");
+    st->t_part = now() - t0;
+    double h = INFINITY, h2 = INFINITY;
+    if (rc == MPITOPO_SUCCESS)
+        rc = solve(t, chosen, 0, st, node, &h);
+    if (rc == MPITOPO_SUCCESS && start && t->prm->rounds > 0)
+        rc = solve(t, start, 1, st, node + t->nprocs, &h2);
+    st->from_tree = h2 < h;
+    if (rc == MPITOPO_SUCCESS)
+        rc = place_cores(t, options, h2 < h ? node + t->nprocs : node, leaf_of_proc);
     st->nnodes = t->nn;
-    st->t_part = t1 - t0;
-    st->t_greedy = t2 - t1;
-    st->t_refine = t3 - t2;
+    if (start != chosen)
+        mpitopo__free(start);
+    mpitopo__free(chosen);
+    mpitopo__free(node);
     return rc;
 }
 
@@ -905,9 +1000,9 @@ int mpitopo__ptram_run(const mpitopo_machine_t *machine, const mpitopo_pattern_t
     if (rc != MPITOPO_SUCCESS)
         goto cleanup;
     st->launch_hybrid = lm.hybrid;
+    t.net = network;
+    t.ref = ref;
     rc = setup_nodes(&t, end_node);
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__pload_init(&t.pl, network, prm->w, ref);
     if (rc == MPITOPO_SUCCESS)
         rc = run_steps(&t, options, st, leaf_of_proc);
     if (rc == MPITOPO_SUCCESS)

@@ -101,6 +101,7 @@ typedef struct mpitopo__ptram_stats {
     double t_part, t_greedy, t_refine, t_total; /* seconds */
     double greedy_hybrid, final_hybrid, launch_hybrid;
     int swaps, rounds, kept_launch, zero_traffic;
+    int from_tree; /* the tree mapper's placement, refined, beat the greedy's */
 } mpitopo__ptram_stats_t;
 
 /* Parse "w=1,1,1,1:k=8:part=auto:rounds=10:blind:norm" (args NULL: the
