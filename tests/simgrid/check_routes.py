@@ -8,7 +8,8 @@ as 'mpitopo eval --mapper identity' on a machine "node:N core:1" places it).
 
 1. serial replay (one flow at a time), Paje trace: every link's bytes (the
    integral of bandwidth_used, less those of a run with no edge: the
-   replay's barrier and reduction) must be the load of its channel on mpitopo's routes as the platform lists them;
+   replay's barrier and reduction) must be the load of its channel on
+   mpitopo's routes as the platform lists them;
    from these bytes alone, the metrics of 'mpitopo eval --network --json'
    must come back: hop-bytes (the sum), MC (the largest bytes / capacity),
    NZCA and NZCV (mean and variance over the loaded links); and the link
@@ -56,7 +57,7 @@ def smpirun(replay, plat, hosts, n, pattern, extra, work, serial=False):
 def main():
     mpitopo, replay, network, pattern, work = [a for a in sys.argv[1:] if not a.startswith('--')]
     unique, bound = '--unique' in sys.argv, '--bound' in sys.argv
-    pattern = os.path.abspath(pattern)
+    pattern, work, replay = os.path.abspath(pattern), os.path.abspath(work), os.path.abspath(replay)
     with open(pattern) as f:
         n = int(next(l for l in f if l.startswith('mpitopo-pattern')).split()[2])
         f.seek(0)
@@ -102,7 +103,7 @@ def main():
             serial=True)
     got = {l: b - base.get(l, 0.0) for l, b in link_bytes(trace).items() if l in cap}
     bad = [l for l in cap if abs(got.get(l, 0.0) - expect[l]) > NOISE + 1e-4 * expect[l]]
-    check(not bad, '%s %s: SimGrid\'s bytes on all %d links = mpitopo\'s channel loads%s' % (
+    check(not bad, '%s %s: SimGrid\'s bytes on all %d links = their loads on the platform\'s routes%s' % (
         network, os.path.basename(pattern), len(cap),
         '' if not bad else ' (differ: ' + ', '.join('%s %s %.0f vs %.0f' % (l, chan[l], got.get(l, 0), expect[l])
                                                   for l in bad[:5]) + ')'))
