@@ -76,6 +76,30 @@ run dragonfly:1,2,1 "$work/mixed6.txt"
 run dragonfly:2,2,1 "$work/mixed12.txt"
 run gpc "$work/mixed64.txt"
 
+# The checks can fail: a platform whose route n0 -> n4 on mesh:3x3 goes along
+# dimension 1 first (as long, other links) must be caught.
+cat >"$work/tampered" <<TAMPER
+#!/usr/bin/env bash
+"$cli" "\$@" || exit
+[ "\$1" = platform ] || exit 0
+python3 - "\${@: -1}" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+ids = {m.group(2): m.group(1) for m in re.finditer(r'<link id="(c[0-9]+)"[^>]*><prop id="channel" value="([^"]*)"', s)}
+new = '<link_ctn id="%s"/><link_ctn id="%s"/>' % (ids['n0-&gt;n1 d1+'], ids['n1-&gt;n4 d0+'])
+s = re.sub(r'(<route src="n0" dst="n4" symmetrical="NO">).*?(</route>)', r'\g<1>' + new + r'\g<2>', s)
+open(sys.argv[1], 'w').write(s)
+PY
+TAMPER
+chmod +x "$work/tampered"
+printf 'mpitopo-pattern 1 9\n0 4 900000 1\n1 2 100000 1\n3 4 300000 1\n' >"$work/tamper9.txt"
+if python3 "$here/check_routes.py" "$work/tampered" "$work/replay" mesh:3x3 "$work/tamper9.txt" "$work" >"$work/tamper.out"; then
+  fail "a platform with another route for n0 -> n4 passes check_routes.py"
+else
+  grep -q "FAIL   max_congestion" "$work/tamper.out" || fail "tampered platform: no MC failure"
+  echo "ok   a platform with another route for n0 -> n4 fails check_routes.py (as it must)"
+fi
+
 if [ $failures -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1
