@@ -457,5 +457,22 @@ if command -v python3 >/dev/null; then
   fi
 fi
 
+# ptram (issue 17), by hand: cart:2x4 along dimension 0 only pairs rank r with r+4. Block sends
+# all 8 one-byte messages over the top of ktree:2,2 (4 channels each: HB 32, 16 channels of 2
+# bytes: MC 2, NZCA 2, NZCV 0, hybrid 36); ptram keeps every pair on one node (all 0), the same
+# placement in map as in eval, every time. Without --network it says what it needs.
+ptram=(--machine "node:4 core:2" --pattern "cart:2x4:open:offsets=1,0;-1,0" --network ktree:2,2)
+check ptram-eval "$cli" eval "${ptram[@]}" --mapper block,ptram
+expect_in ptram-eval "  hybrid (weights 1,1,1,1)                             36                      0"
+expect_in ptram-eval "  max congestion (MC)                                   2                      0"
+check ptram-map "$cli" map "${ptram[@]}" --mapper ptram --format plain
+ptram_map=$out
+if ! awk '{ node[$1] = $3 } END { for (r = 0; r < 4; r++) if (node[r] != node[r + 4]) exit 1; exit NR != 8 }' \
+    <<<"$ptram_map"; then echo "FAIL ptram-map: a pair split over two nodes: $ptram_map"; failures=$((failures + 1)); fi
+check ptram-map-again "$cli" map "${ptram[@]}" --mapper ptram --format plain
+if [ "$out" != "$ptram_map" ]; then echo "FAIL ptram-map-again: another placement"; failures=$((failures + 1)); fi
+expect_error ptram-no-network "ptram needs a network" "$cli" map --machine "node:4 core:2" \
+  --pattern "cart:2x4:open:offsets=1,0;-1,0" --mapper ptram
+
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
 echo "PASS cli"
