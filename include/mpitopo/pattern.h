@@ -188,6 +188,37 @@ MPITOPO_API int mpitopo_pattern_rings(int nprocs, int ring_size, mpitopo_pattern
 MPITOPO_API int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern);
 
 /**
+ * @brief All-to-all inside the sub-communicators of a Cartesian grid: the
+ * groups MPI_Cart_sub(remain_dims) makes, each running MPI_Alltoall.
+ *
+ * Processes are numbered row-major, as in mpitopo_pattern_cart(); the
+ * processes whose coordinates agree in every dimension not kept form one
+ * sub-communicator, and each sends one message of `bytes` bytes to every
+ * other member (the message to itself gives no edge). The sub-communicator
+ * all-to-all microbenchmarks of Mirsadeghi's thesis (chapter 3): "1D",
+ * each column of a 2-D grid (remain_dims {1, 0}); "2D", each plane spanned
+ * by the first and last dimensions of a 3-D grid ({1, 0, 1}). The pattern
+ * is a Cartesian one (mpitopo_pattern_cart_info() reports the grid, all
+ * periodic): the offsets that reach every other member, wrapped round in
+ * the kept dimensions. Time O(nprocs * group size).
+ * @param[in] ndims number of dimensions, 0..#MPITOPO_MAX_DIMS
+ * @param[in] dims ndims sizes, dims[i] >= 1, prod(dims) <= 2^31-1
+ * @param[in] remain_dims ndims flags (non-zero: the dimension is kept in
+ *            the sub-communicators), or NULL to keep them all (one
+ *            all-to-all over the whole grid)
+ * @param[in] bytes bytes of one message, finite and >= 0
+ * @param[out] pattern the new pattern, owned by the caller; NULL on error
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL pattern, an invalid argument (the message
+ *         names it)
+ * @retval MPITOPO_ERR_RANGE more than 2^31-1 processes, sub-communicators
+ *         of more than 2^20+1 processes (the stencil limit)
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_pattern_subcomm_alltoall(int ndims, const int *dims, const int *remain_dims,
+                                                 double bytes, mpitopo_pattern_t **pattern);
+
+/**
  * @brief A pattern from a description.
  *
  * @verbatim
@@ -196,6 +227,13 @@ MPITOPO_API int mpitopo_pattern_complete(int nprocs, mpitopo_pattern_t **pattern
         by default; an offset O is ndims comma-separated integers;
         weights are the per-dimension factors (stencil dim_weights), one
         per dimension; options come in any order, each at most once.
+   alltoall:DIMS:REMAIN[:bytes=B]
+        all-to-all inside the sub-communicators of the grid DIMS that
+        MPI_Cart_sub(REMAIN) makes (mpitopo_pattern_subcomm_alltoall());
+        REMAIN is ndims comma-separated flags 0 or 1, e.g.
+        alltoall:64x64:1,0 (each column), alltoall:16x16x16:1,0,1 (each
+        plane of the first and last dimensions); one byte per message
+        unless :bytes.
    random:N:DENSITY:SEED    ring:N:K    complete:N
         SEED a decimal integer in [0, 2^63-1].
    @endverbatim

@@ -124,20 +124,26 @@ int mpitopo_network_load_create(const mpitopo_network_t *network, const mpitopo_
     return rc;
 }
 
-/* Add (sign +1) or remove (-1) the traffic of src -> dst. */
-static void add_pair(mpitopo_network_load_t *l, int src, int dst, double bytes, int sign)
+/* Add (sign +1) or remove (-1) the traffic of one pair along its route. */
+static void add_route(mpitopo_network_load_t *l, const int64_t *route, int n, double bytes,
+                      int sign)
 {
-    if (src == dst)
-        return;
-    int n = mpitopo__network_route(l->net, src, dst, l->route);
     for (int i = 0; i < n; i++) {
-        int64_t c = l->route[i];
+        int64_t c = route[i];
         l->npairs[c] += sign;
         /* Exactly 0 once the last pair leaves, whatever the rounding. */
         l->load[c] = l->npairs[c] == 0 ? 0.0 : l->load[c] + sign * bytes;
     }
     l->hop_bytes += sign * bytes * n;
     l->dilation += sign * n;
+}
+
+/* Add (sign +1) or remove (-1) the traffic of src -> dst. */
+static void add_pair(mpitopo_network_load_t *l, int src, int dst, double bytes, int sign)
+{
+    if (src == dst)
+        return;
+    add_route(l, l->route, mpitopo__network_route(l->net, src, dst, l->route), bytes, sign);
 }
 
 /* Add or remove the traffic between proc (on node) and every placed process. */
@@ -334,6 +340,125 @@ int mpitopo_network_load_top(const mpitopo_network_load_t *load, int k, int64_t 
     return MPITOPO_SUCCESS;
 }
 
+/* Routes from recent source nodes, for mpitopo_network_evaluate: slot b
+ * holds the route to end node b from end node from[b] (-1: none yet).
+ * Computing a route is most of an evaluation (a fat-tree route costs a few
+ * dozen integer divisions, a channel update a few additions), and the
+ * processes of one node under a block-like placement, or the peers of one
+ * process on one node, ask for the same routes again and again. The cache
+ * changes no sum: the metrics are bit for bit those computed without it. */
+typedef struct route_cache {
+    int *from;
+    int *len;
+    int64_t *ch; /* nnodes x max_route */
+} route_cache_t;
+
+/* The cache costs nnodes * max_route channels: kept only while that stays
+ * within a few times the network's channels (a long ring's routes would
+ * not), so memory stays O(links). */
+static int cache_fits(const mpitopo_network_t *net)
+{
+    return (int64_t)net->nnodes * net->max_route <= 4 * net->nchannels + 4096;
+}
+
+/* The number of end nodes holding a process (mark has nnodes entries, all
+ * -1 on entry). */
+static int nodes_used(const int *mapping, int nprocs, int *mark)
+{
+    int used = 0;
+    for (int p = 0; p < nprocs; p++)
+        if (mark[mapping[p]] < 0) {
+            mark[mapping[p]] = p;
+            used++;
+        }
+    return used;
+}
+
+/* *cached: whether the cache is made and worth using for this mapping:
+ * when no end node holds two processes, no route can come twice (a process
+ * has one edge per peer, and the next process sits elsewhere), and filling
+ * the cache only costs. *used: the end nodes holding a process. */
+static int cache_new(const mpitopo_network_t *net, const int *mapping, int nprocs,
+                     route_cache_t *rc, int *cached, int *used)
+{
+    size_t n = (size_t)net->nnodes;
+    *cached = 0;
+    if (!cache_fits(net))
+        return MPITOPO_SUCCESS;
+    rc->from = mpitopo__malloc_array(n, sizeof *rc->from);
+    if (!rc->from)
+        return MPITOPO_NOMEM("the route cache");
+    for (size_t b = 0; b < n; b++)
+        rc->from[b] = -1;
+    *used = nodes_used(mapping, nprocs, rc->from);
+    if (*used == nprocs)
+        return MPITOPO_SUCCESS;
+    rc->len = mpitopo__malloc_array(n, sizeof *rc->len);
+    rc->ch = mpitopo__malloc_array(n * (size_t)(net->max_route ? net->max_route : 1),
+                                   sizeof *rc->ch);
+    if (!rc->len || !rc->ch)
+        return MPITOPO_NOMEM("the route cache");
+    for (size_t b = 0; b < n; b++)
+        rc->from[b] = -1;
+    *cached = 1;
+    return MPITOPO_SUCCESS;
+}
+
+static void cache_free(route_cache_t *rc)
+{
+    mpitopo__free(rc->from);
+    mpitopo__free(rc->len);
+    mpitopo__free(rc->ch);
+}
+
+/* Whether the order in which the pairs are added cannot change the sums:
+ * every byte count an integer and all bytes times the longest route below
+ * 2^53, so that every partial sum (a channel's load, hop_bytes) is an
+ * integer held exactly in a double, whatever the order. */
+static int order_free(const mpitopo_pattern_t *pattern, int nprocs, int max_route)
+{
+    double total = 0;
+    for (int p = 0; p < nprocs; p++) {
+        int deg;
+        const double *bytes;
+        mpitopo_pattern_out_edges(pattern, p, &deg, NULL, &bytes, NULL);
+        for (int e = 0; e < deg; e++) {
+            if (bytes[e] != floor(bytes[e]))
+                return 0;
+            total += bytes[e];
+        }
+    }
+    return total * (max_route > 1 ? max_route : 1) < 0x1p53;
+}
+
+/* The processes sorted by end node (stable), into order[nprocs]: all the
+ * processes of a node in a row, so each route from that node is computed
+ * once for all of them. count has nnodes + 1 entries. */
+static void by_node(const int *mapping, int nprocs, int nnodes, int *count, int *order)
+{
+    memset(count, 0, ((size_t)nnodes + 1) * sizeof *count);
+    for (int p = 0; p < nprocs; p++)
+        count[mapping[p] + 1]++;
+    for (int b = 0; b < nnodes; b++)
+        count[b + 1] += count[b];
+    for (int p = 0; p < nprocs; p++)
+        order[count[mapping[p]]++] = p;
+}
+
+/* add_pair(l, src, dst, bytes, +1), its route taken from the cache. */
+static void add_pair_cached(mpitopo_network_load_t *l, route_cache_t *rc, int src, int dst,
+                            double bytes)
+{
+    if (src == dst)
+        return;
+    int64_t *route = rc->ch + (size_t)dst * (size_t)l->net->max_route;
+    if (rc->from[dst] != src) {
+        rc->len[dst] = mpitopo__network_route(l->net, src, dst, route);
+        rc->from[dst] = src;
+    }
+    add_route(l, route, rc->len[dst], bytes, +1);
+}
+
 int mpitopo_network_evaluate(const mpitopo_network_t *network, const mpitopo_pattern_t *pattern,
                              const int *mapping, const double *weights,
                              const mpitopo_network_metrics_t *reference,
@@ -349,23 +474,57 @@ int mpitopo_network_evaluate(const mpitopo_network_t *network, const mpitopo_pat
         if (mapping[p] < 0 || mapping[p] >= network->nnodes)
             return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "mapping[%d] = %d is not in [0, %d)", p,
                                 mapping[p], network->nnodes);
-    mpitopo_network_load_t *l;
+    mpitopo_network_load_t *l = NULL;
+    route_cache_t cache = {NULL, NULL, NULL};
+    int cached = 0, used = 0, *order = NULL, *count = NULL;
+    int64_t nedges = 0;
+    mpitopo_pattern_nedges(pattern, &nedges);
     int rc = load_new(network, pattern, 0, &l);
-    if (rc != MPITOPO_SUCCESS)
-        return MPITOPO_FAIL_RESTATE(rc, __func__, "pattern of %d processes", nprocs);
+    if (rc == MPITOPO_SUCCESS)
+        rc = cache_new(network, mapping, nprocs, &cache, &cached, &used);
+    /* With the cache, and when the order cannot change the result, a dense
+     * pattern goes node by node: a route from a node is then computed once
+     * per destination node, not once per process (under a scattered
+     * placement, rank order asks for each route several times). Dense: a
+     * node's edges number at least a quarter of the nodes used, so that
+     * they often share a destination node (about 12 % of them at a
+     * quarter); sparser patterns would only pay for the scattered reads. */
+    if (rc == MPITOPO_SUCCESS && cached && 4.0 * (double)nedges >= (double)used * used &&
+        order_free(pattern, nprocs, network->max_route)) {
+        order = mpitopo__malloc_array((size_t)nprocs, sizeof *order);
+        count = mpitopo__malloc_array((size_t)network->nnodes + 1, sizeof *count);
+        if (!order || !count)
+            rc = MPITOPO_NOMEM("the node order");
+        else
+            by_node(mapping, nprocs, network->nnodes, count, order);
+    }
+    if (rc != MPITOPO_SUCCESS) {
+        rc = MPITOPO_FAIL_RESTATE(rc, __func__, "pattern of %d processes", nprocs);
+        goto cleanup;
+    }
     /* Every process at once: each out-edge once, no in-edge pass needed. */
     for (int p = 0; p < nprocs; p++)
         l->node[p] = mapping[p];
-    for (int p = 0; p < nprocs; p++) {
+    for (int k = 0; k < nprocs; k++) {
+        int p = order ? order[k] : k;
         int deg;
         const int *dst;
         const double *bytes;
         mpitopo_pattern_out_edges(pattern, p, &deg, &dst, &bytes, NULL);
-        for (int e = 0; e < deg; e++)
-            if (dst[e] != p && bytes[e] > 0)
+        for (int e = 0; e < deg; e++) {
+            if (dst[e] == p || !(bytes[e] > 0))
+                continue;
+            if (cached)
+                add_pair_cached(l, &cache, mapping[p], mapping[dst[e]], bytes[e]);
+            else
                 add_pair(l, mapping[p], mapping[dst[e]], bytes[e], +1);
+        }
     }
     rc = mpitopo_network_load_metrics(l, weights, reference, metrics);
+cleanup:
+    mpitopo__free(order);
+    mpitopo__free(count);
+    cache_free(&cache);
     mpitopo_network_load_destroy(&l);
     return rc;
 }

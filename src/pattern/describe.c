@@ -1,4 +1,5 @@
-/* Patterns from one-line descriptions ("cart:128x128:moore=1", "ring:64:8"). */
+/* Patterns from one-line descriptions ("cart:128x128:moore=1", "ring:64:8",
+ * "alltoall:64x64:1,0"). */
 #include "pattern/pattern_internal.h"
 
 #include <limits.h>
@@ -305,6 +306,34 @@ static int parse_complete(const char *desc, slice_t rest, mpitopo_pattern_t **pa
     return rewrap(mpitopo_pattern_complete(n, pattern), desc);
 }
 
+/* alltoall:DIMS:REMAIN[:bytes=B]: the grid's syntax (parse_dims), then
+ * MPI_Cart_sub's remain_dims as 0/1 flags, one per dimension. */
+static int parse_alltoall(const char *desc, slice_t rest, mpitopo_pattern_t **pattern)
+{
+    cart_desc_t c = {.stencil = MPITOPO_STENCIL_DEFAULT};
+    int remain[MPITOPO_MAX_DIMS] = {0};
+    int nfields = count_pieces(rest, ':');
+    if (nfields < 2 || nfields > 3)
+        return bad(MPITOPO_ERR_PARSE, desc,
+                   "expected DIMS:REMAIN[:bytes=B] after the kind, got %d fields", nfields);
+    int rc = parse_dims(desc, take(&rest, ':'), &c);
+    if (rc || (rc = parse_int_list(desc, (slice_t){"REMAIN", 6}, take(&rest, ':'), &c, 0, 1,
+                                   remain)))
+        return rc;
+    if (nfields == 3) {
+        slice_t f = take(&rest, ':');
+        if (f.len < 6 || memcmp(f.s, "bytes=", 6) != 0)
+            return bad(MPITOPO_ERR_PARSE, desc, "unknown option \"%.*s\" (known: bytes=)",
+                       SLICE(f));
+        slice_t v = {f.s + 6, f.len - 6};
+        if (to_factor(v, &c.stencil.bytes))
+            return bad(MPITOPO_ERR_PARSE, desc, "bytes = \"%.*s\" is not a number >= 0", SLICE(v));
+    }
+    return rewrap(mpitopo_pattern_subcomm_alltoall(c.ndims, c.dims, remain, c.stencil.bytes,
+                                                   pattern),
+                  desc);
+}
+
 int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern)
 {
     if (!desc || !pattern)
@@ -320,8 +349,10 @@ int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern)
         return parse_ring(desc, rest, pattern);
     if (is(kind, "complete"))
         return parse_complete(desc, rest, pattern);
+    if (is(kind, "alltoall"))
+        return parse_alltoall(desc, rest, pattern);
     return bad(MPITOPO_ERR_PARSE, desc,
                "unknown kind \"%.*s\" (known: cart:DIMS[:options], random:N:DENSITY:SEED, "
-               "ring:N:K, complete:N)",
+               "ring:N:K, complete:N, alltoall:DIMS:REMAIN[:bytes=B])",
                SLICE(kind));
 }
