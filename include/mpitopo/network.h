@@ -156,7 +156,11 @@ MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t 
  * "lid L" there, the LID of a CA port the "# lid L" of its port line, and
  * a link's width and speed ("4xSDR", "4xQDR", "4xEDR"...) the last words
  * of a port line's comment. Both ends of every link must list it. Routers
- * are refused. The routes file holds, for each switch, a table headed
+ * are refused. OpenSM's opensm-subnet.lst does as well (told apart by its
+ * first character, '{'): one line per direction of every link, both ends'
+ * "{ SW|CA Ports:.. NodeGUID:.. {description} LID:.. PN:.. }" and the
+ * link's "PHY=4x ... SPD=2.5"; its nodes are named by their NodeGUID
+ * ("0x0000000000200001") in messages. The routes file holds, for each switch, a table headed
  * "Unicast lids [...] of switch ... guid 0x... ...:" with lines
  * "0xLID PORT ...": OpenSM's opensm-lfts.dump, the output of ibroute for
  * each switch concatenated, or that of dump_fts. One reader takes the
@@ -186,7 +190,8 @@ MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t 
  * switch's table entry for the destination's LID. Every route is walked
  * once at import (O(switches x end nodes)); the tables are kept as read,
  * one byte per switch and end node, and a route is walked on demand.
- * @param[in] topology the topology file's name
+ * @param[in] topology the topology file's name (ibnetdiscover's output or
+ *            opensm-subnet.lst)
  * @param[in] routes the routes file's name
  * @param[out] network the new network, owned by the caller; NULL on error
  * @retval MPITOPO_SUCCESS on success

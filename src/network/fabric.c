@@ -218,7 +218,7 @@ typedef struct record {
     int id, desc;  /* offsets in the pool */
     int lid;       /* a switch's, from "base port 0 lid N", or 0 */
     long line;
-    int first, count; /* its port lines */
+    int count;        /* its port lines */
     int vertex;       /* a switch's vertex */
 } record_t;
 
@@ -387,7 +387,6 @@ static int node_line(topo_t *t, const char *s, int is_switch)
     memset(r, 0, sizeof *r);
     r->is_switch = is_switch;
     r->line = t->rd.line;
-    r->first = t->npl;
     r->guid = t->have_guid ? t->pending_guid : 0;
     t->have_guid = 0;
     long v;
@@ -428,8 +427,251 @@ static int node_line(topo_t *t, const char *s, int is_switch)
     return MPITOPO_SUCCESS;
 }
 
+/* ------------------------------------------------------------ opensm-subnet.lst */
+
+/* One end of a link in OpenSM's subnet list: "{ SW Ports:0F SystemGUID:...
+ * NodeGUID:... PortGUID:... VenID:... DevID:... Rev:... {desc} LID:0003
+ * PN:01 }", numbers in hexadecimal. */
+typedef struct lst_end {
+    int is_switch, nports, lid, port;
+    uint64_t guid;
+    const char *desc;
+    size_t desc_len;
+} lst_end_t;
+
+/* Exactly the n characters at s as a hexadecimal number (at most 16 digits). */
+static int hex_field(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (n == 0 || n > 16)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        int d = s[i] >= '0' && s[i] <= '9'   ? s[i] - '0'
+                : s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10
+                : s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10
+                                             : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = v;
+    return 0;
+}
+
+static int lst_field(topo_t *t, const char *key, size_t klen, const char *v, size_t vlen,
+                     lst_end_t *e, int *have)
+{
+    static const struct {
+        const char *key;
+        uint64_t max;
+        int bit;
+    } fields[] = {{"Ports", 255, 1}, {"NodeGUID", UINT64_MAX, 2}, {"LID", FAB_MAX_LID, 4},
+                  {"PN", 255, 8}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (strlen(fields[i].key) != klen || memcmp(fields[i].key, key, klen) != 0)
+            continue;
+        uint64_t x;
+        if (hex_field(v, vlen, &x) || x > fields[i].max || (fields[i].bit != 2 && x == 0))
+            return bad(&t->rd, t->rd.line, "%s:%.*s is not a hexadecimal number in [1, %llu]",
+                       fields[i].key, (int)(vlen > 20 ? 20 : vlen), v,
+                       (unsigned long long)fields[i].max);
+        if (fields[i].bit == 1)
+            e->nports = (int)x;
+        else if (fields[i].bit == 2)
+            e->guid = x;
+        else if (fields[i].bit == 4)
+            e->lid = (int)x;
+        else
+            e->port = (int)x;
+        *have |= fields[i].bit;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+static int lst_end(topo_t *t, const char **sp, lst_end_t *e)
+{
+    const char *s = skip_blank(*sp);
+    memset(e, 0, sizeof *e);
+    if (*s != '{')
+        return bad(&t->rd, t->rd.line, "expected \"{\" opening an end of the link");
+    s = skip_blank(s + 1);
+    size_t n = strcspn(s, " \t}");
+    if (n == 2 && memcmp(s, "SW", 2) == 0)
+        e->is_switch = 1;
+    else if (n >= 2 && memcmp(s, "RT", 2) == 0)
+        return bad(&t->rd, t->rd.line, "routers are not supported");
+    else if (!(n == 2 && memcmp(s, "CA", 2) == 0) && !(n == 5 && memcmp(s, "CA-SM", 5) == 0))
+        return bad(&t->rd, t->rd.line, "node type \"%.*s\" is not SW or CA",
+                   (int)(n > 20 ? 20 : n), s);
+    s += n;
+    int have = 0, rc;
+    for (;;) {
+        s = skip_blank(s);
+        if (*s == '}')
+            break;
+        if (!*s)
+            return bad(&t->rd, t->rd.line, "truncated: no \"}\" closes an end of the link");
+        if (*s == '{') {
+            const char *end = strchr(s, '}');
+            if (!end)
+                return bad(&t->rd, t->rd.line, "unterminated {description}");
+            e->desc = s + 1;
+            e->desc_len = (size_t)(end - s - 1);
+            s = end + 1;
+            continue;
+        }
+        n = strcspn(s, " \t}");
+        const char *colon = memchr(s, ':', n);
+        if (!colon)
+            return bad(&t->rd, t->rd.line, "unexpected \"%.*s\" in an end of the link",
+                       (int)(n > 20 ? 20 : n), s);
+        if ((rc = lst_field(t, s, (size_t)(colon - s), colon + 1, n - (size_t)(colon - s) - 1,
+                            e, &have)))
+            return rc;
+        s += n;
+    }
+    if (have != 15)
+        return bad(&t->rd, t->rd.line, "an end of the link lacks %s",
+                   !(have & 1) ? "Ports:" : !(have & 2) ? "NodeGUID:" : !(have & 4) ? "LID:"
+                                                                                    : "PN:");
+    if (e->port > e->nports)
+        return bad(&t->rd, t->rd.line, "PN:%d of a node with %d ports", e->port, e->nports);
+    *sp = s + 1;
+    return MPITOPO_SUCCESS;
+}
+
+/* "PHY=4x LOG=ACT SPD=2.5": the data rate in Gb/s, 0 if not given. */
+static int lst_rate(topo_t *t, const char *s, double *rate)
+{
+    static const struct {
+        const char *spd;
+        double lane;
+    } speeds[] = {{"2.5", 2.0}, {"5", 4.0},   {"10", 8.0},   {"14", 13.64},
+                  {"25", 25.0}, {"50", 50.0}, {"100", 100.0}, {"200", 200.0}};
+    long width = 0;
+    double lane = 0;
+    for (s = skip_blank(s); *s; s = skip_blank(s)) {
+        size_t n = strcspn(s, " \t");
+        const char *p = s + 4;
+        if (strncmp(s, "PHY=", 4) == 0 &&
+            (read_int(&p, 1, 12, &width) || *p != 'x' || p + 1 != s + n))
+            return bad(&t->rd, t->rd.line, "\"%.*s\" is not a width PHY=Nx",
+                       (int)(n > 20 ? 20 : n), s);
+        if (strncmp(s, "SPD=", 4) == 0) {
+            for (size_t k = 0; k < sizeof speeds / sizeof speeds[0] && lane == 0; k++)
+                if (strlen(speeds[k].spd) == n - 4 && memcmp(speeds[k].spd, s + 4, n - 4) == 0)
+                    lane = speeds[k].lane;
+            if (lane == 0)
+                return bad(&t->rd, t->rd.line, "unknown link speed \"%.*s\"",
+                           (int)(n > 20 ? 20 : n), s);
+        }
+        s += n;
+    }
+    *rate = width > 0 && lane > 0 ? (double)width * lane : 0;
+    return MPITOPO_SUCCESS;
+}
+
+/* The record of a subnet list's node: found through tab (GUID -> record + 1,
+ * open addressing, size *cap a power of two) or added. */
+static int lst_record(topo_t *t, int **tab, int *cap, const lst_end_t *e, int *rec)
+{
+    if (2 * (t->nrec + 1) > *cap) {
+        int ncap = *cap ? 2 * *cap : 64;
+        int *nt = ncap > 0 ? mpitopo__calloc((size_t)ncap, sizeof *nt) : NULL;
+        if (!nt)
+            return MPITOPO_NOMEM("the node table");
+        for (int r = 0; r < t->nrec; r++) {
+            uint64_t h = t->rec[r].guid * 0x9E3779B97F4A7C15ULL;
+            while (nt[h & (uint64_t)(ncap - 1)])
+                h++;
+            nt[h & (uint64_t)(ncap - 1)] = r + 1;
+        }
+        mpitopo__free(*tab);
+        *tab = nt;
+        *cap = ncap;
+    }
+    uint64_t h = e->guid * 0x9E3779B97F4A7C15ULL;
+    for (;; h++) {
+        int x = (*tab)[h & (uint64_t)(*cap - 1)];
+        if (x == 0)
+            break;
+        const record_t *r = &t->rec[x - 1];
+        if (r->guid == e->guid) {
+            if (r->is_switch != e->is_switch || r->nports != e->nports)
+                return bad(&t->rd, t->rd.line, "node 0x%016llx is not described as at line %ld",
+                           (unsigned long long)e->guid, r->line);
+            *rec = x - 1;
+            return MPITOPO_SUCCESS;
+        }
+    }
+    char id[24];
+    snprintf(id, sizeof id, "0x%016llx", (unsigned long long)e->guid);
+    if (grow((void **)&t->rec, &t->caprec, t->nrec + 1, sizeof *t->rec))
+        return MPITOPO_NOMEM("the node records");
+    record_t *r = &t->rec[t->nrec];
+    memset(r, 0, sizeof *r);
+    int rc = pool_add(t, id, strlen(id), &r->id);
+    if (!rc && e->desc_len > 0)
+        rc = pool_add(t, e->desc, e->desc_len, &r->desc);
+    else
+        r->desc = r->id;
+    if (rc)
+        return rc;
+    r->is_switch = e->is_switch;
+    r->nports = e->nports;
+    r->guid = e->guid;
+    r->lid = e->is_switch ? e->lid : 0;
+    r->line = t->rd.line;
+    (*tab)[h & (uint64_t)(*cap - 1)] = t->nrec + 1;
+    *rec = t->nrec++;
+    return MPITOPO_SUCCESS;
+}
+
+/* Every line one direction of a link: its port line at the first end. */
+static int lst_read(topo_t *t)
+{
+    int *tab = NULL, cap = 0, rc;
+    while ((rc = next_line(&t->rd)) == 1) {
+        const char *s = skip_blank(t->rd.text);
+        rc = MPITOPO_SUCCESS;
+        if (!*s || *s == '#')
+            continue;
+        lst_end_t a, b;
+        int ra, rb, id;
+        double rate;
+        char peer[24];
+        if ((rc = lst_end(t, &s, &a)) || (rc = lst_end(t, &s, &b)) ||
+            (rc = lst_rate(t, s, &rate)) || (rc = lst_record(t, &tab, &cap, &a, &ra)) ||
+            (rc = lst_record(t, &tab, &cap, &b, &rb)))
+            break;
+        snprintf(peer, sizeof peer, "%s", t->pool + t->rec[rb].id); /* the pool may move */
+        if ((rc = pool_add(t, peer, strlen(peer), &id)))
+            break;
+        if (grow((void **)&t->pl, &t->cappl, t->npl + 1, sizeof *t->pl)) {
+            rc = MPITOPO_NOMEM("the port lines");
+            break;
+        }
+        t->pl[t->npl++] = (portline_t){.record = ra,
+                                       .port = a.port,
+                                       .peer_port = b.port,
+                                       .peer_id = id,
+                                       .lid = a.is_switch ? 0 : a.lid,
+                                       .rate = rate,
+                                       .line = t->rd.line};
+        t->rec[ra].count++;
+    }
+    mpitopo__free(tab);
+    if (rc == MPITOPO_SUCCESS && t->nrec == 0)
+        rc = bad(&t->rd, t->rd.line, "no link");
+    return rc;
+}
+
+/* ibnetdiscover's output, or OpenSM's subnet list (its lines open with '{'). */
 static int topo_read(topo_t *t)
 {
+    const char *first = t->rd.buf + strspn(t->rd.buf, " \t\r\n");
+    if (*first == '{')
+        return lst_read(t);
     int rc;
     while ((rc = next_line(&t->rd)) == 1) {
         const char *s = skip_blank(t->rd.text);

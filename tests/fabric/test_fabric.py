@@ -10,8 +10,9 @@ minhop, updn; the log must say the engine configured the tables), read the
 topology back with ibnetdiscover and the forwarding tables three ways
 (OpenSM's opensm-lfts.dump, dump_fts, ibroute of every switch), import each
 with FABRIC_CHECK (tests/fabric/fabric_check.c), and compare: the three
-formats give the same route for every pair, and the route of sampled pairs
-is ibtracert's hop by hop. The 648-host import must take under 1 s.
+formats, and OpenSM's opensm-subnet.lst in place of ibnetdiscover's output,
+give the same route for every pair, and the route of sampled pairs is
+ibtracert's hop by hop. The 648-host import must take under 1 s.
 ibsim is stopped on every exit path (and dies with this script). Exits 77,
 skipped, when ibsim, opensm or infiniband-diags is missing.
 """
@@ -183,6 +184,14 @@ def fabric(driver, work, name, net_args, engines, formats, nsample, max_seconds=
                     raise Failure("%s %s: %s routes differ from opensm-lfts.dump's, e.g. %s"
                                   % (name, eng, fmt, bad))
                 ref = ref or got
+            # OpenSM's own subnet list as the topology: the same routes.
+            got, info = mpitopo_routes(driver, os.path.join(e, "opensm-subnet.lst"),
+                                       files["lfts"], pairs)
+            print("%s %s subnet.lst: %s" % (name, eng, info))
+            if got != ref:
+                bad = [p for p in pairs if got.get(p) != ref.get(p)][:3]
+                raise Failure("%s %s: routes from opensm-subnet.lst differ from "
+                              "ibnetdiscover's, e.g. %s" % (name, eng, bad))
             for a, b in sample:
                 want = tracert(sim, lids[a], lids[b])
                 if ref[(a, b)] != want:

@@ -201,15 +201,21 @@ static void test_machine(void **state)
 
 /* ---------------------------------------------------------------- bad */
 
-static void topo_fails(const char *name, const char *from, const char *to, int code,
-                       const char *needle)
+static void fails_from(const char *base, const char *name, const char *from, const char *to,
+                       int code, const char *needle)
 {
     char topo[8192];
-    snprintf(topo, sizeof topo, "%s", slurp(DATA "small.topo"));
+    snprintf(topo, sizeof topo, "%s", slurp(base));
     mpitopo_network_t *net = (mpitopo_network_t *)&net;
     FAILS(mpitopo_network_from_fabric(variant(0, name, topo, from, to), DATA "small.lfts", &net),
           code, needle);
     assert_null(net);
+}
+
+static void topo_fails(const char *name, const char *from, const char *to, int code,
+                       const char *needle)
+{
+    fails_from(DATA "small.topo", name, from, to, code, needle);
 }
 
 static void routes_fails(const char *name, const char *from, const char *to, int code,
@@ -230,11 +236,14 @@ static void test_bad_topology(void **state)
     /* Truncated: inside a port line, and after a record's header. */
     topo_fails("t1.topo", "\"S-0000000000000020\"[2]\t\t# lid 8 lmc 0 \"swB\" lid 2 4xSDR\n",
                "\"S-00000000000", F, "t1.topo:31: expected the peer's quoted name");
-    topo_fails("t2.topo", "[1](a01) \t\"S-0000000000000020\"[2]\t\t# lid 8 lmc 0 \"swB\" lid 2 4xSDR\n",
-               "", F, "t2.topo:22: port 2 links to \"H-0000000000000a00\"[1], whose record (line "
-               "30) does not list this link back");
-    topo_fails("t3.topo", "[1](a01) \t\"S-0000000000000020\"[2]", "[1](a01) \t\"S-0000000000000020\"[",
-               F, "t3.topo:31: expected the peer's \"[PORT]\"");
+    topo_fails("t2.topo",
+               "[1](a01) \t\"S-0000000000000020\"[2]\t\t# lid 8 lmc 0 \"swB\" lid 2 4xSDR\n", "",
+               F,
+               "t2.topo:22: port 2 links to \"H-0000000000000a00\"[1], whose record (line 30) "
+               "does not list this link back");
+    topo_fails("t3.topo", "[1](a01) \t\"S-0000000000000020\"[2]",
+               "[1](a01) \t\"S-0000000000000020\"[", F,
+               "t3.topo:31: expected the peer's \"[PORT]\"");
     /* Unknown ports and nodes. */
     topo_fails("t4.topo", "\"S-0000000000000020\"[4]", "\"S-0000000000000020\"[9]", F,
                "t4.topo:14: port 4 links to port 9 of \"S-0000000000000020\", which has 8 ports");
@@ -255,7 +264,8 @@ static void test_bad_topology(void **state)
                "LID 8 is given to both \"node3 HCA-1\" and \"node10 HCA-1\"");
     /* Lines that are not ibnetdiscover's. */
     topo_fails("t12.topo", "vendid=0x0", "hello", F, "t12.topo:6: unrecognised line \"hello\"");
-    topo_fails("t13.topo", "lid 2 4xQDR", "lid 2 4xQQR", F, "t13.topo:13: unknown link width or speed \"4xQQR\"");
+    topo_fails("t13.topo", "lid 2 4xQDR", "lid 2 4xQQR", F,
+               "t13.topo:13: unknown link width or speed \"4xQQR\"");
     topo_fails("t14.topo", "# lid 5 lmc 0", "# lmc 0", F, "t14.topo:52: the CA port has no LID");
     topo_fails("t15.topo", "Switch\t8 \"S-0000000000000010\"", "Switch\t300 \"S-0000000000000010\"",
                F, "t15.topo:10: the number of ports");
@@ -330,6 +340,80 @@ static void test_bad_routes(void **state)
     assert_null(net);
 }
 
+/* OpenSM's subnet list as the topology: the same network as small.topo,
+ * channel by channel and route by route. */
+static void test_subnet_list(void **state)
+{
+    (void)state;
+    mpitopo_network_t *a = NULL, *b = NULL;
+    OK(mpitopo_network_from_fabric(DATA "small.topo", DATA "small.lfts", &a));
+    OK(mpitopo_network_from_fabric(DATA "small.lst", DATA "small.lfts", &b));
+    int na, nb;
+    int64_t ca, cb;
+    OK(mpitopo_network_size(a, &na, &ca, NULL));
+    OK(mpitopo_network_size(b, &nb, &cb, NULL));
+    assert_int_equal(na, nb);
+    assert_int_equal(ca, cb);
+    for (int64_t c = 0; c < ca; c++) {
+        char x[64], y[64];
+        double px, py;
+        OK(mpitopo_network_channel(a, c, &px, x, sizeof x));
+        OK(mpitopo_network_channel(b, c, &py, y, sizeof y));
+        assert_string_equal(x, y);
+        assert_true(px == py);
+    }
+    for (int s = 0; s < na; s++) {
+        char x[64], y[64];
+        OK(mpitopo_network_node_name(a, s, x, sizeof x));
+        OK(mpitopo_network_node_name(b, s, y, sizeof y));
+        assert_string_equal(x, y);
+        for (int d = 0; d < na; d++) {
+            int64_t ra[8], rb[8];
+            int la, lb;
+            OK(mpitopo_network_route(a, s, d, 8, ra, &la));
+            OK(mpitopo_network_route(b, s, d, 8, rb, &lb));
+            assert_int_equal(la, lb);
+            assert_memory_equal(ra, rb, sizeof *ra * (size_t)la);
+        }
+    }
+    mpitopo_network_destroy(&a);
+    mpitopo_network_destroy(&b);
+    const int F = MPITOPO_ERR_FORMAT;
+    const char *lst = DATA "small.lst";
+    mpitopo_network_t *net = NULL;
+    fails_from(lst, "l1.lst", "{swA} LID:0001 PN:01 } { CA", "{swA} LID:0001 PN:0", F,
+               "l1.lst:1: PN:0 is not a hexadecimal number in [1, 255]");
+    char cut[512];
+    snprintf(cut, sizeof cut, "%s", slurp(lst));
+    *strstr(cut, " PN:01 } { CA") = '\0';
+    FAILS(mpitopo_network_from_fabric(variant(0, "l2.lst", cut, NULL, NULL), DATA "small.lfts",
+                                      &net),
+          F, "l2.lst:1: truncated: no \"}\" closes an end of the link");
+    fails_from(lst, "l3.lst", "{ SW Ports:08", "{ RT Ports:08", F,
+               "l3.lst:1: routers are not supported");
+    fails_from(lst, "l4.lst", "{ SW Ports:08", "{ XX Ports:08", F,
+               "l4.lst:1: node type \"XX\" is not SW or CA");
+    fails_from(lst, "l5.lst", "PHY=4x LOG=ACT SPD=2.5", "PHY=4x LOG=ACT SPD=3", F,
+               "l5.lst:1: unknown link speed \"SPD=3\"");
+    fails_from(lst, "l6.lst", "PHY=4x LOG=ACT SPD=2.5", "PHY=4 LOG=ACT SPD=2.5", F,
+               "l6.lst:1: \"PHY=4\" is not a width PHY=Nx");
+    fails_from(lst, "l7.lst", "Ports:08", "Ports:04", F, "is not described as at line");
+    fails_from(lst, "l8.lst", "NodeGUID:0000000000000010", "NodeGUIX:0000000000000010", F,
+               "l8.lst:1: an end of the link lacks NodeGUID:");
+    fails_from(lst, "l9.lst", "PN:01 } { CA", "PN:09 } { CA", F,
+               "l9.lst:1: PN:9 of a node with 8 ports");
+    /* One direction of swA port 1's link missing. */
+    char text[8192];
+    snprintf(text, sizeof text, "%s", slurp(lst));
+    char *second = strchr(text, '\n') + 1;
+    memmove(text, second, strlen(second) + 1);
+    FAILS(mpitopo_network_from_fabric(variant(0, "l10.lst", text, NULL, NULL), DATA "small.lfts",
+                                      &net),
+          F, "l10.lst:1: port 1 links to \"0x0000000000000010\"[1], whose record (line 1) does not "
+             "list this link back");
+    assert_null(net);
+}
+
 /* ---------------------------------------------------------------- memory */
 
 static int run_import(void *ctx)
@@ -358,7 +442,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small),         cmocka_unit_test(test_formats),
-        cmocka_unit_test(test_machine),       cmocka_unit_test(test_bad_topology),
+        cmocka_unit_test(test_subnet_list),   cmocka_unit_test(test_machine),
+        cmocka_unit_test(test_bad_topology),
         cmocka_unit_test(test_bad_routes),    cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
