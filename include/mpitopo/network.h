@@ -160,10 +160,12 @@ MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t 
  * first character, '{'): one line per direction of every link, both ends'
  * "{ SW|CA Ports:.. NodeGUID:.. {description} LID:.. PN:.. }" and the
  * link's "PHY=4x ... SPD=2.5"; its nodes are named by their NodeGUID
- * ("0x0000000000200001") in messages. The routes file holds, for each switch, a table headed
- * "Unicast lids [...] of switch ... guid 0x... ...:" with lines
- * "0xLID PORT ...": OpenSM's opensm-lfts.dump, the output of ibroute for
- * each switch concatenated, or that of dump_fts. One reader takes the
+ * ("0x0000000000200001") in messages.
+ *
+ * The routes file holds, for each switch, a table headed "Unicast lids
+ * [...] of switch ... guid 0x... ...:" with lines "0xLID PORT ...":
+ * OpenSM's opensm-lfts.dump, the output of ibroute for each switch
+ * concatenated, or that of dump_fts. One reader takes the
  * three: a table's switch is the one whose GUID its header names; column
  * headings, "N lids dumped" lines and multicast tables are skipped.
  * Entries for LIDs that no CA port has (the switches' own) are ignored;
