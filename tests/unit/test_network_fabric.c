@@ -414,6 +414,65 @@ static void test_subnet_list(void **state)
     assert_null(net);
 }
 
+/* A chain of 40 switches with a host at either end: routes of 41
+ * channels, longer than the 32 mpitopo_network_route copies through its
+ * own buffer when the caller's room is short. */
+static void test_long_routes(void **state)
+{
+    (void)state;
+    enum { K = 40 };
+    static char topo[16384], lfts[8192];
+    size_t n = 0, m = 0;
+    for (int i = 0; i < K; i++) {
+        n += (size_t)snprintf(topo + n, sizeof topo - n,
+                              "switchguid=0x%x\n"
+                              "Switch\t3 \"S-%016x\"\t# \"s%d\" base port 0 lid %d\n",
+                              0x100 + i, 0x100 + i, i, i + 1);
+        if (i > 0)
+            n += (size_t)snprintf(topo + n, sizeof topo - n, "[1]\t\"S-%016x\"[2]\n", 0xff + i);
+        if (i < K - 1)
+            n += (size_t)snprintf(topo + n, sizeof topo - n, "[2]\t\"S-%016x\"[1]\n", 0x101 + i);
+        if (i == 0 || i == K - 1)
+            n += (size_t)snprintf(topo + n, sizeof topo - n, "[3]\t\"H-%d\"[1]\n", i);
+        n += (size_t)snprintf(topo + n, sizeof topo - n, "\n");
+        m += (size_t)snprintf(lfts + m, sizeof lfts - m,
+                              "Unicast lids [0-%d] of switch Lid %d guid 0x%016x ('s%d'):\n"
+                              "0x%04x %03d\n0x%04x %03d\n",
+                              K + 2, i + 1, 0x100 + i, i, K + 1, i == 0 ? 3 : 1, K + 2,
+                              i == K - 1 ? 3 : 2);
+    }
+    snprintf(topo + n, sizeof topo - n,
+             "Ca\t1 \"H-0\"\t# \"hostA\"\n[1](1)\t\"S-%016x\"[3]\t# lid %d lmc 0 \"s0\"\n\n"
+             "Ca\t1 \"H-%d\"\t# \"hostB\"\n[1](2)\t\"S-%016x\"[3]\t# lid %d lmc 0 \"s%d\"\n",
+             0x100, K + 1, K - 1, 0x100 + K - 1, K + 2, K - 1);
+    mpitopo_network_t *net = NULL;
+    char path[256];
+    snprintf(path, sizeof path, "%s", variant(0, "chain.topo", topo, NULL, NULL));
+    OK(mpitopo_network_from_fabric(path, variant(1, "chain.lfts", lfts, NULL, NULL), &net));
+    int nn, maxr, len = -1;
+    OK(mpitopo_network_size(net, &nn, NULL, &maxr));
+    assert_int_equal(nn, 2);
+    assert_int_equal(maxr, K + 1);
+    int64_t ch[K + 1];
+    FAILS(mpitopo_network_route(net, 0, 1, 10, ch, &len), MPITOPO_ERR_RANGE,
+          "maxlen = 10 is less than the route's 41");
+    OK(mpitopo_network_route(net, 1, 1, 0, ch, &len));
+    assert_int_equal(len, 0);
+    OK(mpitopo_network_route(net, 0, 1, K + 1, ch, &len));
+    assert_int_equal(len, K + 1);
+    char name[64];
+    OK(mpitopo_network_channel(net, ch[K], NULL, name, sizeof name));
+    assert_string_equal(name, "s39/p3->hostB/p1");
+    mpitopo_pattern_t *p = NULL;
+    mpitopo_network_metrics_t met;
+    OK(mpitopo_pattern_create(2, 1, (const int[]){0}, (const int[]){1}, (const double[]){8}, NULL,
+                              &p));
+    OK(mpitopo_network_evaluate(net, p, (const int[]){0, 1}, NULL, NULL, &met));
+    assert_true(met.dilation == K + 1 && met.hop_bytes == 8.0 * (K + 1));
+    mpitopo_pattern_destroy(&p);
+    mpitopo_network_destroy(&net);
+}
+
 /* ---------------------------------------------------------------- memory */
 
 static int run_import(void *ctx)
@@ -443,7 +502,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small),         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_subnet_list),   cmocka_unit_test(test_machine),
-        cmocka_unit_test(test_bad_topology),
+        cmocka_unit_test(test_bad_topology),  cmocka_unit_test(test_long_routes),
         cmocka_unit_test(test_bad_routes),    cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
