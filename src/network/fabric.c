@@ -638,7 +638,7 @@ static int lst_read(topo_t *t)
             continue;
         lst_end_t a, b;
         int ra, rb, id;
-        double rate;
+        double rate = 0;
         char peer[24];
         if ((rc = lst_end(t, &s, &a)) || (rc = lst_end(t, &s, &b)) ||
             (rc = lst_rate(t, s, &rate)) || (rc = lst_record(t, &tab, &cap, &a, &ra)) ||
