@@ -5,11 +5,13 @@
  *
  *   1. partition the processes into one part per node, each exactly as
  *      large as the node's slots (the first nprocs leaves, as every mapper
- *      fills them): Scotch (part=scotch) or the tree mapper (part=tree) on
- *      the flattened machine "node x slots"; by default (part=auto) both,
- *      when built with Scotch, keeping the smaller cut. part=none keeps
- *      every process a part of its own and lets the next steps fill the
- *      nodes' slots one process at a time;
+ *      fills them): the tree mapper on the machine itself (whose levels
+ *      above the nodes are the network's groups) when it fills exactly
+ *      those nodes, else on the flattened machine "node x slots", and
+ *      Scotch on the flattened machine; by default (part=auto) the smaller
+ *      cut wins, part=tree or part=scotch runs one. part=none keeps every
+ *      process a part of its own and lets the next steps fill the nodes'
+ *      slots one process at a time;
  *   2. the greedy heuristic (Alg. 3.1): the part most tied to the parts
  *      already placed (then, with weight 1/(placed+1), to the others) goes
  *      to the free node that gives the lowest hybrid metric
@@ -22,8 +24,12 @@
  *      swap goes over every part the same way; up to `rounds` rounds
  *      (10), or until a round swaps nothing.
  *
+ * When the tree mapper's parts are also a placement (part k on node k), that
+ * placement goes through step 3 too, and the lower hybrid metric wins.
  * Then the processes of each node go onto its cores by the tree mapper on
  * the levels inside the node (rank order when all cores are alike).
+ * Routes between the nodes in use are computed once (a table while it
+ * stays within 16 MiB).
  * Choices where the thesis is silent: ties go to the lowest index
  * everywhere; "nearest" is the route length, then the node number; a swap
  * is taken when it lowers the hybrid metric (which holds MC), not MC alone,
@@ -177,6 +183,12 @@ typedef struct ptram {
     const mpitopo_network_t *net;
     const mpitopo_network_metrics_t *ref;
     mpitopo__pload_t pl;
+    /* Routes between the nodes in use, computed once each when the table
+     * fits (route_len[n * nn + m] < 0: not yet), else every time. */
+    signed char *route_len;
+    int64_t *routes;
+    int64_t *route_tmp;
+    int max_route;
 } ptram_t;
 
 static double now(void)
@@ -204,6 +216,9 @@ static void items_free(ptram_t *t)
 static void ptram_free(ptram_t *t)
 {
     items_free(t);
+    mpitopo__free(t->route_len);
+    mpitopo__free(t->routes);
+    mpitopo__free(t->route_tmp);
     mpitopo__free(t->cap);
     mpitopo__free(t->end);
     mpitopo__free(t->near);
@@ -226,6 +241,50 @@ static int setup_nodes(ptram_t *t, const int *end_node)
         t->end[u] = end_node ? end_node[u] : u;
     }
     return MPITOPO_SUCCESS;
+}
+
+/* The route cache: at most this many channels (16 MiB), so 512 nodes of a
+ * fat tree with routes of 6 channels fit, a thousand-node torus does not. */
+#define PTRAM_ROUTE_CACHE_MAX (2 << 20)
+
+static int setup_routes(ptram_t *t)
+{
+    mpitopo_network_size(t->net, NULL, NULL, &t->max_route);
+    t->route_tmp = mpitopo__malloc_array((size_t)t->max_route + 1, sizeof *t->route_tmp);
+    if (!t->route_tmp)
+        return MPITOPO_NOMEM("a route");
+    size_t pairs = (size_t)t->nn * (size_t)t->nn;
+    if (t->max_route > 127 || pairs * (size_t)t->max_route > PTRAM_ROUTE_CACHE_MAX)
+        return MPITOPO_SUCCESS;
+    t->route_len = mpitopo__malloc(pairs);
+    t->routes = mpitopo__malloc_array(pairs * (size_t)(t->max_route ? t->max_route : 1), sizeof *t->routes);
+    if (!t->route_len || !t->routes) {
+        /* the cache is only for speed */
+        mpitopo__free(t->route_len);
+        mpitopo__free(t->routes);
+        t->route_len = NULL;
+        t->routes = NULL;
+        return MPITOPO_SUCCESS;
+    }
+    memset(t->route_len, -1, pairs);
+    return MPITOPO_SUCCESS;
+}
+
+/* The route from node n to node m (nodes in use), *len channels. */
+static const int64_t *route_of(ptram_t *t, int n, int m, int *len)
+{
+    if (!t->route_len) {
+        mpitopo_network_route(t->net, t->end[n], t->end[m], t->max_route, t->route_tmp, len);
+        return t->route_tmp;
+    }
+    size_t at = (size_t)n * (size_t)t->nn + (size_t)m;
+    int64_t *r = t->routes + at * (size_t)t->max_route;
+    if (t->route_len[at] < 0) {
+        mpitopo_network_route(t->net, t->end[n], t->end[m], t->max_route, r, len);
+        t->route_len[at] = (signed char)*len;
+    }
+    *len = t->route_len[at];
+    return r;
 }
 
 /* The flattened machine "node x slots" of the nodes in use: entry i is
@@ -458,15 +517,20 @@ static int setup_placement(ptram_t *t)
  * an item to leave out, -1 for none). */
 static void stage_item(ptram_t *t, int a, int n, int skip, int sign)
 {
+    int len;
     for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++) {
         int b = t->odst[e];
-        if (b != skip && t->node_of[b] >= 0)
-            mpitopo__pload_stage(&t->pl, t->end[n], t->end[t->node_of[b]], t->obytes[e], t->opairs[e], sign);
+        if (b != skip && t->node_of[b] >= 0 && t->node_of[b] != n) {
+            const int64_t *r = route_of(t, n, t->node_of[b], &len);
+            mpitopo__pload_stage_route(&t->pl, r, len, t->obytes[e], t->opairs[e], sign);
+        }
     }
     for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++) {
         int b = t->isrc[e];
-        if (b != skip && t->node_of[b] >= 0)
-            mpitopo__pload_stage(&t->pl, t->end[t->node_of[b]], t->end[n], t->ibytes[e], t->ipairs[e], sign);
+        if (b != skip && t->node_of[b] >= 0 && t->node_of[b] != n) {
+            const int64_t *r = route_of(t, t->node_of[b], n, &len);
+            mpitopo__pload_stage_route(&t->pl, r, len, t->ibytes[e], t->ipairs[e], sign);
+        }
     }
 }
 
@@ -606,8 +670,8 @@ static int build_near(ptram_t *t)
         for (int m = 0; m < t->nn; m++) {
             if (m == n)
                 continue;
-            int len = 0;
-            mpitopo_network_route(t->pl.net, t->end[n], t->end[m], t->pl.max_route, t->pl.route, &len);
+            int len;
+            route_of(t, n, m, &len);
             cand[c++] = (near_entry_t){len, m};
         }
         qsort(cand, (size_t)c, sizeof *cand, compare_near);
@@ -618,14 +682,14 @@ static int build_near(ptram_t *t)
     return MPITOPO_SUCCESS;
 }
 
-static int route_has(ptram_t *t, int src, int dst, int64_t channel)
+static int route_has(ptram_t *t, int n, int m, int64_t channel)
 {
-    if (src == dst)
+    if (n == m)
         return 0;
-    int len = 0;
-    mpitopo_network_route(t->pl.net, src, dst, t->pl.max_route, t->pl.route, &len);
+    int len;
+    const int64_t *r = route_of(t, n, m, &len);
     for (int i = 0; i < len; i++)
-        if (t->pl.route[i] == channel)
+        if (r[i] == channel)
             return 1;
     return 0;
 }
@@ -635,10 +699,10 @@ static int crosses(ptram_t *t, int a, int64_t channel)
 {
     int n = t->node_of[a];
     for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++)
-        if (route_has(t, t->end[n], t->end[t->node_of[t->odst[e]]], channel))
+        if (route_has(t, n, t->node_of[t->odst[e]], channel))
             return 1;
     for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++)
-        if (route_has(t, t->end[t->node_of[t->isrc[e]]], t->end[n], channel))
+        if (route_has(t, t->node_of[t->isrc[e]], n, channel))
             return 1;
     return 0;
 }
@@ -1003,6 +1067,8 @@ int mpitopo__ptram_run(const mpitopo_machine_t *machine, const mpitopo_pattern_t
     t.net = network;
     t.ref = ref;
     rc = setup_nodes(&t, end_node);
+    if (rc == MPITOPO_SUCCESS)
+        rc = setup_routes(&t);
     if (rc == MPITOPO_SUCCESS)
         rc = run_steps(&t, options, st, leaf_of_proc);
     if (rc == MPITOPO_SUCCESS)

@@ -51,6 +51,9 @@ void mpitopo__pload_free(mpitopo__pload_t *pl);
 /* Stage the traffic src -> dst (end nodes) of `pairs` communicating pairs
  * carrying `bytes`, added (sign +1) or removed (-1). Nothing when src == dst. */
 void mpitopo__pload_stage(mpitopo__pload_t *pl, int src, int dst, double bytes, int64_t pairs, int sign);
+/* The same along a route already known (len channels). */
+void mpitopo__pload_stage_route(mpitopo__pload_t *pl, const int64_t *route, int len, double bytes, int64_t pairs,
+                                int sign);
 
 /* The hybrid metric with the staged delta applied (the structure is left
  * as it was). */

@@ -58,14 +58,11 @@ int mpitopo__pload_init(mpitopo__pload_t *pl, const mpitopo_network_t *net, cons
     return MPITOPO_SUCCESS;
 }
 
-void mpitopo__pload_stage(mpitopo__pload_t *pl, int src, int dst, double bytes, int64_t pairs, int sign)
+void mpitopo__pload_stage_route(mpitopo__pload_t *pl, const int64_t *route, int len, double bytes, int64_t pairs,
+                                int sign)
 {
-    if (src == dst)
-        return;
-    int len = 0;
-    mpitopo_network_route(pl->net, src, dst, pl->max_route, pl->route, &len);
     for (int i = 0; i < len; i++) {
-        int64_t c = pl->route[i];
+        int64_t c = route[i];
         if (!pl->mark[c]) {
             pl->mark[c] = 1;
             pl->touched[pl->ntouched++] = c;
@@ -75,6 +72,15 @@ void mpitopo__pload_stage(mpitopo__pload_t *pl, int src, int dst, double bytes, 
     }
     pl->dhop_bytes += sign * bytes * len;
     pl->ddilation += (double)(sign * pairs) * len;
+}
+
+void mpitopo__pload_stage(mpitopo__pload_t *pl, int src, int dst, double bytes, int64_t pairs, int sign)
+{
+    if (src == dst)
+        return;
+    int len = 0;
+    mpitopo_network_route(pl->net, src, dst, pl->max_route, pl->route, &len);
+    mpitopo__pload_stage_route(pl, pl->route, len, bytes, pairs, sign);
 }
 
 static double hybrid_of(const mpitopo__pload_t *pl, double hb, double mc, double s1, double s2, int64_t nz)

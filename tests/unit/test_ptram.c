@@ -418,10 +418,10 @@ static void permute_eval(const mpitopo_network_t *net, const mpitopo_pattern_t *
 /*
  * Tiny cases: the parts ptram made, placed every possible way (4! or 6! =
  * 720 ways). ptram's hybrid metric is never above the greedy step's alone,
- * and within a factor 2 of the optimum for its parts (the worst measured:
- * 1.74, on a 2x3 mesh where NZCV dominates; printed with the mean); the
- * thesis's method is a heuristic (2-swaps from a greedy start), exact
- * nowhere.
+ * and within 50 % of the optimum for its parts (printed with the mean; the
+ * worst measured is 11 %, and was 74 % on a 2x3 mesh where NZCV dominates
+ * before the tree mapper's placement became a second start): the thesis's
+ * method is a heuristic (2-swaps from a greedy start), exact nowhere.
  */
 static void test_brute_force(void **state)
 {
@@ -460,7 +460,7 @@ static void test_brute_force(void **state)
             permute_eval(net, pat, group, nprocs, perm, 0, cases[c].nodes, &best);
             double ratio = best > 0 ? r.hybrid / best : 1;
             assert_true(ratio >= 1 - 1e-12);
-            if (ratio > 2)
+            if (ratio > 1.5)
                 fail_msg("%s seed %d: ptram %g, optimum for its parts %g", cases[c].net, s, r.hybrid, best);
             worst = ratio > worst ? ratio : worst;
             sum += ratio;
