@@ -168,8 +168,9 @@ MPITOPO_API int mpitopo_network_from_string(const char *desc, mpitopo_network_t 
  * concatenated, or that of dump_fts. One reader takes the
  * three: a table's switch is the one whose GUID its header names; column
  * headings, "N lids dumped" lines and multicast tables are skipped.
- * Entries for LIDs that no CA port has (the switches' own) are ignored;
- * with an LMC above 0 only the base LID is routed.
+ * Entries for LIDs that no CA port has (the switches' own) and entries to
+ * port 255 (OpenSM's "no path") are ignored; with an LMC above 0 only the
+ * base LID is routed.
  *
  * The end nodes are the connected CA ports, numbered by node description
  * in natural order ("node2" before "node10"), then by record and port:

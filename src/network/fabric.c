@@ -1131,8 +1131,8 @@ static int routes_read(routes_t *ro, const fabric_t *f, const char *pool, const 
             (s = skip_blank(s), read_int(&s, 0, 255, &port)) || (*s && *s != ' ' && *s != '\t'))
             return bad(&ro->rd, ro->rd.line, "expected \"0xLID PORT\" with PORT in [0, 255]");
         int e = lid <= (uint64_t)maxlid ? lidmap[lid] : -1;
-        if (e < 0 || e >= f->nend)
-            continue; /* a switch's LID, or one no CA port has */
+        if (e < 0 || e >= f->nend || port == 255)
+            continue; /* a switch's LID, one no CA port has, or OpenSM's "no path" */
         int v = f->nend + sw, np = f->pbase[v + 1] - f->pbase[v] - 1;
         if (port == 0 || port > np || f->peer[f->pbase[v] + port] < 0)
             return bad(&ro->rd, ro->rd.line,

@@ -306,6 +306,8 @@ static void test_bad_routes(void **state)
                  "not connected");
     routes_fails("r4.lfts", "0x0005 001", "0x0005 009", F, "r4.lfts:4: switch \"swA\" sends LID 5 "
                  "(\"node1 HCA-1\") to port 9, beyond its ports");
+    routes_fails("r15.lfts", "0x0005 003", "0x0005 255", F,
+                 "r15.lfts:9: the table of switch \"swB\" has no entry for LID 5");
     routes_fails("r5.lfts", "0x0005 001", "0x0005 000", F, "r5.lfts:4: switch \"swA\" sends LID 5 "
                  "(\"node1 HCA-1\") to port 0, the switch itself");
     /* A dead end: swB has no entry for node1. */
