@@ -338,9 +338,10 @@ static void test_valid_deterministic_never_worse(void **state)
 {
     (void)state;
     static const char *const nets[] = {"torus:4x4", "ktree:4,2", "dragonfly:2,4,2", "fattree:2;4,4;1,2;1,1"};
+    /* from index 3 on, other weights than the registry guard's (1,1,1,1) */
     static const char *const specs[] = {"ptram", "ptram:part=tree", "ptram:part=none", "ptram:blind",
-                                        "ptram:norm:k=2"};
-    int seeds = UNIT_SANITIZED ? 2 : 5, beat = 0, runs = 0;
+                                        "ptram:norm:k=2", "ptram:w=0,1,0,0:part=none", "ptram:w=0,0,0,1"};
+    int seeds = UNIT_SANITIZED ? 2 : 5, beat = 0, runs = 0, guard_kept = 0;
     for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
         mpitopo_network_t *net = NULL;
         OK(mpitopo_network_from_string(nets[i], &net));
@@ -364,7 +365,7 @@ static void test_valid_deterministic_never_worse(void **state)
                 assert_memory_equal(a, b, (size_t)nprocs * sizeof *a);
                 mpitopo_network_metrics_t r = metrics_of(net, m, pat, a, NULL);
                 /* ptram's own guard (its weights) for the default weights */
-                if (k != 3 && k != 4 && !(r.hybrid <= lm.hybrid))
+                if (k < 3 && !(r.hybrid <= lm.hybrid))
                     fail_msg("%s on %s seed %d: hybrid %g above the launch's %g", specs[k], nets[i], s, r.hybrid,
                              lm.hybrid);
                 /* the registry's guard: the default hybrid metric */
@@ -376,6 +377,7 @@ static void test_valid_deterministic_never_worse(void **state)
                     fail_msg("%s never_worse on %s seed %d: hybrid %g above the launch's %g", specs[k], nets[i], s,
                              r.hybrid, lm.hybrid);
                 beat += r.hybrid < lm.hybrid;
+                guard_kept += kept;
                 runs++;
             }
             mpitopo_pattern_destroy(&pat);
@@ -386,8 +388,10 @@ static void test_valid_deterministic_never_worse(void **state)
         mpitopo_machine_destroy(&m);
         mpitopo_network_destroy(&net);
     }
-    printf("ptram: beat the launch placement in %d of %d runs (the rest kept it)\n", beat, runs);
+    printf("ptram: beat the launch placement in %d of %d runs (the rest kept it); the registry's hybrid guard "
+           "kept the launch in %d\n", beat, runs, guard_kept);
     assert_true(beat * 2 > runs);
+    assert_true(guard_kept > 0); /* the guard did act, for the other weights */
 }
 
 /* ---- brute force on tiny cases ------------------------------------------ */
@@ -522,6 +526,13 @@ static void test_bad_input(void **state)
         OK(mpitopo_map_network(specs[k], m, net, NULL, pat, NULL, leaf, NULL));
         OK(mpitopo_mapping_check(m, 8, leaf));
     }
+    mpitopo_pattern_destroy(&pat);
+    mpitopo_machine_destroy(&m);
+    /* a machine without a node level is one node: only its inside matters */
+    OK(mpitopo_machine_from_string("socket:2 core:4", &m));
+    OK(mpitopo_pattern_from_string("cart:8", &pat));
+    OK(mpitopo_map_network("ptram", m, small, NULL, pat, NULL, leaf, NULL));
+    OK(mpitopo_mapping_check(m, 8, leaf));
     mpitopo_pattern_destroy(&pat);
     mpitopo_machine_destroy(&m);
     mpitopo_network_destroy(&small);
