@@ -36,7 +36,9 @@
  * so swaps that only move traffic off the second-hottest channel count;
  * the result is the launch placement unless its hybrid metric is lower.
  * "blind" is the routing-blind comparator: hop-bytes only, and the
- * refinement, knowing no channel, swaps wherever hop-bytes drop.
+ * refinement, knowing no channel, swaps wherever hop-bytes drop. "strict"
+ * is the thesis's method as written, for comparison: the greedy start
+ * only, and per round the one swap that lowers MC most.
  */
 #include "machine/machine_internal.h"
 #include "map/map_internal.h"
@@ -136,12 +138,18 @@ int mpitopo__ptram_parse(const char *args, mpitopo__ptram_params_t *prm)
             prm->blind = 1;
         } else if (KEY("norm") && !val) {
             prm->norm = 1;
+        } else if (KEY("strict") && !val) {
+            prm->strict = 1;
         } else {
-            return bad_arg(tok, len, "expected w=W,W,W,W, k=N, rounds=N, part=auto|scotch|tree|none, blind or norm");
+            return bad_arg(tok, len, "expected w=W,W,W,W, k=N, rounds=N, part=auto|scotch|tree|none, blind, norm or strict");
         }
 #undef KEY
         tok = colon ? colon + 1 : NULL;
     }
+    if (prm->blind && prm->strict)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, "mpitopo_map",
+                               "mapper 'ptram': arguments \"%.64s\": blind knows no channel, strict needs the hottest",
+                               args);
     if (prm->blind) {
         if (have_w)
             return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, "mpitopo_map",
@@ -707,6 +715,28 @@ static int crosses(ptram_t *t, int a, int64_t channel)
     return 0;
 }
 
+/* Make the swap of placed items a and b. */
+static void apply_swap(ptram_t *t, int a, int b)
+{
+    int n = t->node_of[a], m = t->node_of[b];
+    stage_swap(t, a, b);
+    mpitopo__pload_commit(&t->pl);
+    mpitopo__pload_resum(&t->pl);
+    for (int j = 0; j < t->fill[n]; j++)
+        if (t->slots[t->soff[n] + j] == a)
+            t->slots[t->soff[n] + j] = b;
+    for (int j = 0; j < t->fill[m]; j++)
+        if (t->slots[t->soff[m] + j] == b)
+            t->slots[t->soff[m] + j] = a;
+    t->node_of[a] = m;
+    t->node_of[b] = n;
+    for (int64_t i = t->moff[a]; i < t->moff[a + 1]; i++)
+        t->proc_node[t->mem[i]] = t->end[m];
+    for (int64_t i = t->moff[b]; i < t->moff[b + 1]; i++)
+        t->proc_node[t->mem[i]] = t->end[n];
+    check(t);
+}
+
 /* Swap a with the best partner among the items of the k nearest nodes, if
  * one lowers the hybrid metric. */
 static int try_swaps(ptram_t *t, int a)
@@ -733,23 +763,49 @@ static int try_swaps(ptram_t *t, int a)
     }
     if (best_b < 0)
         return 0;
-    stage_swap(t, a, best_b);
-    mpitopo__pload_commit(&t->pl);
-    mpitopo__pload_resum(&t->pl);
-    int m = t->node_of[best_b];
-    for (int j = 0; j < t->fill[n]; j++)
-        if (t->slots[t->soff[n] + j] == a)
-            t->slots[t->soff[n] + j] = best_b;
-    for (int j = 0; j < t->fill[m]; j++)
-        if (t->slots[t->soff[m] + j] == best_b)
-            t->slots[t->soff[m] + j] = a;
-    t->node_of[a] = m;
-    t->node_of[best_b] = n;
-    for (int64_t i = t->moff[a]; i < t->moff[a + 1]; i++)
-        t->proc_node[t->mem[i]] = t->end[m];
-    for (int64_t i = t->moff[best_b]; i < t->moff[best_b + 1]; i++)
-        t->proc_node[t->mem[i]] = t->end[n];
-    check(t);
+    apply_swap(t, a, best_b);
+    return 1;
+}
+
+/*
+ * The thesis's refinement as written (Alg. 3.2, "strict"): in a round,
+ * every part whose traffic crosses the hottest channel tries the parts of
+ * its k nearest nodes, and the one swap that lowers MC most (first found
+ * on a tie) is made; rounds stop when none lowers it.
+ */
+static int refine_strict_round(ptram_t *t)
+{
+    int64_t hot = mpitopo__pload_hottest(&t->pl);
+    if (hot < 0)
+        return 0;
+    double best = t->pl.tree[1] * (1 - 1e-12);
+    int best_a = -1, best_b = -1;
+    mpitopo_network_metrics_t m;
+    for (int n = 0; n < t->nn; n++)
+        for (int j = 0; j < t->fill[n]; j++) {
+            int a = t->slots[t->soff[n] + j];
+            if (!crosses(t, a, hot))
+                continue;
+            for (int i = 0; i < t->nk; i++) {
+                int mn = t->near[(size_t)n * (size_t)t->nk + (size_t)i];
+                for (int q = 0; q < t->fill[mn]; q++) {
+                    int b = t->slots[t->soff[mn] + q];
+                    if (t->isize[b] != t->isize[a])
+                        continue;
+                    stage_swap(t, a, b);
+                    mpitopo__pload_delta_metrics(&t->pl, &m);
+                    mpitopo__pload_clear(&t->pl);
+                    if (m.max_congestion < best) {
+                        best = m.max_congestion;
+                        best_a = a;
+                        best_b = b;
+                    }
+                }
+            }
+        }
+    if (best_a < 0)
+        return 0;
+    apply_swap(t, best_a, best_b);
     return 1;
 }
 
@@ -780,8 +836,8 @@ static int refine(ptram_t *t, mpitopo__ptram_stats_t *st)
     if (rc != MPITOPO_SUCCESS || t->nk <= 0)
         return rc;
     for (int round = 0; round < t->prm->rounds; round++) {
-        int swaps = t->prm->blind ? 0 : refine_pass(t, 1);
-        if (swaps == 0)
+        int swaps = t->prm->strict ? refine_strict_round(t) : t->prm->blind ? 0 : refine_pass(t, 1);
+        if (swaps == 0 && !t->prm->strict)
             swaps = refine_pass(t, 0);
         st->swaps += swaps;
         st->rounds = round + 1;
@@ -1011,7 +1067,7 @@ static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, mpitopo__
     double h = INFINITY, h2 = INFINITY;
     if (rc == MPITOPO_SUCCESS)
         rc = solve(t, chosen, 0, st, node, &h);
-    if (rc == MPITOPO_SUCCESS && start && t->prm->rounds > 0)
+    if (rc == MPITOPO_SUCCESS && start && t->prm->rounds > 0 && !t->prm->strict)
         rc = solve(t, start, 1, st, node + t->nprocs, &h2);
     st->from_tree = h2 < h;
     if (rc == MPITOPO_SUCCESS)

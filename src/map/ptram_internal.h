@@ -58,6 +58,8 @@ void mpitopo__pload_stage_route(mpitopo__pload_t *pl, const int64_t *route, int 
 /* The hybrid metric with the staged delta applied (the structure is left
  * as it was). */
 double mpitopo__pload_delta_hybrid(mpitopo__pload_t *pl);
+/* All the metrics with the staged delta applied. */
+void mpitopo__pload_delta_metrics(mpitopo__pload_t *pl, mpitopo_network_metrics_t *m);
 
 /* Apply the staged delta; clear it. */
 void mpitopo__pload_commit(mpitopo__pload_t *pl);
@@ -93,6 +95,8 @@ typedef struct mpitopo__ptram_params {
     int part;       /* MPITOPO__PTRAM_PART_*, "part=" */
     int blind;      /* routing-blind: hop-bytes only, no hot-channel filter, "blind" */
     int norm;       /* divide every term by the launch placement's, "norm" */
+    int strict;     /* the thesis's method only: greedy, then per round the one swap
+                       that lowers MC most (Alg. 3.2 as written), "strict" */
     int keep;       /* return the launch when not better (default 1; "nokeep" for tests) */
     mpitopo__ptram_check_fn check;
     void *check_ctx;
@@ -107,7 +111,7 @@ typedef struct mpitopo__ptram_stats {
     int from_tree; /* the tree mapper's placement, refined, beat the greedy's */
 } mpitopo__ptram_stats_t;
 
-/* Parse "w=1,1,1,1:k=8:part=auto:rounds=10:blind:norm" (args NULL: the
+/* Parse "w=1,1,1,1:k=8:part=auto:rounds=10:blind:norm:strict" (args NULL: the
  * defaults). MPITOPO_ERR_PARSE names the argument and its value. */
 int mpitopo__ptram_parse(const char *args, mpitopo__ptram_params_t *params);
 

@@ -111,7 +111,7 @@ static void tree_set(double *tree, int64_t size, int64_t c, double x)
     }
 }
 
-double mpitopo__pload_delta_hybrid(mpitopo__pload_t *pl)
+void mpitopo__pload_delta_metrics(mpitopo__pload_t *pl, mpitopo_network_metrics_t *m)
 {
     double s1 = pl->s1, s2 = pl->s2, grow = 0;
     int64_t nz = pl->nz;
@@ -150,7 +150,21 @@ double mpitopo__pload_delta_hybrid(mpitopo__pload_t *pl)
     } else if (grow > mc) {
         mc = grow;
     }
-    return hybrid_of(pl, pl->hop_bytes + pl->dhop_bytes, mc, s1, s2, nz);
+    double avg = nz ? s1 / (double)nz : 0.0, var = nz ? s2 / (double)nz - avg * avg : 0.0;
+    *m = (mpitopo_network_metrics_t){.hop_bytes = pl->hop_bytes + pl->dhop_bytes,
+                                     .dilation = pl->dilation + pl->ddilation,
+                                     .max_congestion = mc,
+                                     .nzca = avg,
+                                     .nzcv = var > 0 ? var : 0.0,
+                                     .busy_channels = nz};
+    m->hybrid = hybrid_of(pl, m->hop_bytes, mc, s1, s2, nz);
+}
+
+double mpitopo__pload_delta_hybrid(mpitopo__pload_t *pl)
+{
+    mpitopo_network_metrics_t m;
+    mpitopo__pload_delta_metrics(pl, &m);
+    return m.hybrid;
 }
 
 void mpitopo__pload_clear(mpitopo__pload_t *pl)

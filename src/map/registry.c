@@ -25,7 +25,7 @@ static const struct entry {
               "tree:topdown, tree:bottomup run one", 0}, mpitopo__map_tree, 1, NULL},
     {{"ptram", "needs a network (--network): topology- and routing-aware mapping (thesis ch. 3), parts per node "
                "placed greedily and swapped to lower hop-bytes + congestion; "
-               "ptram:w=1,1,1,1:k=8:rounds=10:part=auto|scotch|tree|none[:blind][:norm]", 0},
+               "ptram:w=1,1,1,1:k=8:rounds=10:part=auto|scotch|tree|none[:blind][:norm][:strict]", 0},
      NULL, 1, mpitopo__map_ptram},
 #ifdef MPITOPO_HAVE_SCOTCH
     {{"scotch", "Scotch static mapping onto the machine tree (tleaf), then exact-capacity repair", 0},

@@ -127,6 +127,8 @@ static void test_parse(void **state)
     assert_int_equal(p.rounds, 0);
     assert_int_equal(p.part, MPITOPO__PTRAM_PART_NONE);
     assert_true(p.norm);
+    OK(mpitopo__ptram_parse("strict", &p));
+    assert_true(p.strict);
     OK(mpitopo__ptram_parse("blind:part=tree", &p));
     assert_true(p.blind && p.w[0] == 1 && p.w[1] == 0 && p.w[2] == 0 && p.w[3] == 0);
     assert_int_equal(p.part, MPITOPO__PTRAM_PART_TREE);
@@ -138,7 +140,8 @@ static void test_parse(void **state)
         {"w=-1,1,1,1", "w must"},     {"w=0,0,0,0", "w must"},       {"w=nan,1,1,1", "w must"},
         {"w=inf,1,1,1", "w must"},    {"rounds=-1", "rounds must"}, {"part=metis", "\"part=metis\""},
         {"bogus", "\"bogus\""},       {"blind=1", "\"blind=1\""},   {"blind:w=1,1,1,1", "blind"},
-        {"k=8::", "\"\""},            {"norm:k=8:x", "\"x\""},
+        {"k=8::", "\"\""},            {"norm:k=8:x", "\"x\""},     {"blind:strict", "strict"},
+        {"strict=1", "\"strict=1\""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = mpitopo__ptram_parse(bad[i].args, &p);
@@ -245,7 +248,8 @@ static void test_incremental_steps(void **state)
     (void)state;
     static const char *const nets[] = {"torus:4x4", "ktree:4,2", "dragonfly:2,4,2", "fattree:2;4,4;1,2;1,1",
                                        "mesh:3x5:cap=2"};
-    static const char *const args[] = {"part=tree", "part=none", "part=tree:norm:w=1,5,2,0.5", "blind:part=tree"};
+    static const char *const args[] = {"part=tree", "part=none", "part=tree:norm:w=1,5,2,0.5", "blind:part=tree",
+                                       "strict:part=tree"};
     int cases = UNIT_SANITIZED ? 2 : 4;
     for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++)
         for (size_t a = 0; a < sizeof args / sizeof args[0]; a++)
