@@ -268,7 +268,7 @@ static int new_rank(const cart_request_t *r, int *position)
         opt.launch = leaf_of_rank;
         opt.never_worse = 1;
         int kept = 0;
-        rc = mpitopo_map(r->mapper, m, pattern, &opt, mapped, &kept);
+        rc = mpitopo__map_on_comm(ni, r->mapper, m, pattern, &opt, mapped, &kept);
         if (rc != MPITOPO_SUCCESS)
             rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the grid");
         else

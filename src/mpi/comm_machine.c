@@ -451,11 +451,28 @@ static int add_network(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo_network_machine(L->network, *machine, *end_node, &m, leaf_map);
     if (rc == MPITOPO_SUCCESS) {
-        for (int i = 0; i < size; i++)
+        /* From here on, *end_node is by node unit of the new machine (its
+         * units follow the end nodes' order, not comm's node numbers). */
+        int node_level, *by_unit = mpitopo__malloc_array((size_t)ni->nnodes, sizeof *by_unit);
+        if (!by_unit) {
+            mpitopo_machine_destroy(&m);
+            rc = MPITOPO_NOMEM("the end nodes");
+            goto cleanup;
+        }
+        mpitopo_machine_node_level(m, &node_level);
+        for (int i = 0; i < size; i++) {
+            int unit;
             leaf_of_rank[i] = leaf_map[leaf_of_rank[i]];
+            mpitopo_machine_unit_of(m, node_level, leaf_of_rank[i], &unit);
+            by_unit[unit] = (*end_node)[all[(size_t)i * L->stride + L->nabove]];
+        }
+        mpitopo__free(*end_node);
+        *end_node = by_unit;
         mpitopo_machine_destroy(machine);
         *machine = m;
-    } else {
+    }
+cleanup:
+    if (rc != MPITOPO_SUCCESS) {
         mpitopo_machine_destroy(machine);
         mpitopo__free(*end_node);
         *end_node = NULL;
@@ -568,18 +585,6 @@ int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo__comm_network_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
-                                 const mpitopo_network_t **network, const int **end_node)
-{
-    const mpitopo_machine_t *m;
-    const int *leaves;
-    int rc = mpitopo__comm_machine_cached(comm, info, &m, &leaves);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    mpitopo__nodeinfo_network(*info, network, end_node);
-    return MPITOPO_SUCCESS;
-}
-
 static int comm_network_impl(MPI_Comm comm, const mpitopo_network_t **network, int *end_node)
 {
     if (!network || !end_node)
@@ -588,11 +593,20 @@ static int comm_network_impl(MPI_Comm comm, const mpitopo_network_t **network, i
     *network = NULL;
     *end_node = -1;
     const mpitopo_nodeinfo_t *ni;
-    const int *ends;
-    int rc = mpitopo__comm_network_cached(comm, &ni, network, &ends);
-    if (rc == MPITOPO_SUCCESS && *network)
-        *end_node = ends[ni->node];
-    return rc;
+    const mpitopo_machine_t *m;
+    const int *leaf_of_rank, *ends;
+    int rc = mpitopo__comm_machine_cached(comm, &ni, &m, &leaf_of_rank), rank, unit, node_level;
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    mpitopo__nodeinfo_network(ni, network, &ends);
+    if (!*network)
+        return MPITOPO_SUCCESS;
+    if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS)
+        return rc;
+    mpitopo_machine_node_level(m, &node_level);
+    mpitopo_machine_unit_of(m, node_level, leaf_of_rank[rank], &unit);
+    *end_node = ends[unit];
+    return MPITOPO_SUCCESS;
 }
 
 int mpitopo_comm_network(MPI_Comm comm, const mpitopo_network_t **network, int *end_node)

@@ -14,7 +14,9 @@
  * scatter of the new ranks carries the mapping's outcome. Graph_create has the graph
  * everywhere, so every process maps it itself, as for Cartesian grids.
  */
+#include "core/env.h"
 #include "machine/machine_internal.h"
+#include "map/map_internal.h"
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
@@ -187,10 +189,12 @@ static void report(const graph_request_t *r, const mpitopo_nodeinfo_t *ni, const
     else
         snprintf(nodes, sizeof nodes, "%d nodes x %d..%d", ni->nnodes, ni->min_local_size, ni->max_local_size);
     int nl = m->node_level;
-    mpitopo__log(1, "%s %d ranks, %lld edges on %s (%s, %s): off-node weight %.6g -> %.6g, cost %.3g -> %.3g%s",
-                 r->kind, r->nroles, (long long)nedges, nodes, r->opt.mapper, mpitopo_weight_name(w),
-                 before.levels[nl].weight_crossing, after.levels[nl].weight_crossing, before.cost, after.cost,
-                 kept ? " (original order kept: no gain)" : "");
+    char network[256];
+    mpitopo__network_report(ni, m, pattern, launch, mapped, network, sizeof network);
+    mpitopo__log(1, "%s %d ranks, %lld edges on %s (%s, %s): off-node weight %.6g -> %.6g, cost %.3g -> %.3g%s%s",
+                 r->kind, r->nroles, (long long)nedges, nodes, mpitopo__graph_mapper(ni, &r->opt),
+                 mpitopo_weight_name(w), before.levels[nl].weight_crossing, after.levels[nl].weight_crossing,
+                 before.cost, after.cost, network, kept ? " (original order kept: no gain)" : "");
 }
 
 /* The machine of comm, on every process before anything can fail locally
@@ -223,8 +227,9 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
     opt.launch = leaf_of_rank;
     opt.never_worse = 1;
     int kept = 0;
-    if ((rc = mpitopo_map(r->opt.mapper, m, pattern, &opt, mapped, &kept)) != MPITOPO_SUCCESS) {
-        rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the graph");
+    const char *spec = mpitopo__graph_mapper(ni, &r->opt);
+    if ((rc = mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, &kept)) != MPITOPO_SUCCESS) {
+        rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the graph with %s", spec);
         goto cleanup;
     }
     if (r->rank == 0 && !r->quiet)
@@ -527,12 +532,20 @@ static int begin(graph_request_t *r, MPI_Info info, int reorder, const void *out
     if ((rc = PMPI_Comm_rank(r->comm, &r->rank)) != MPI_SUCCESS ||
         (rc = PMPI_Comm_size(r->comm, &r->size)) != MPI_SUCCESS)
         return rc;
-    snprintf(r->opt.mapper, sizeof r->opt.mapper, "tree");
+    /* MPITOPO_MAPPER, then the info key, over the default (tree, or ptram
+     * under a network: mpitopo__graph_mapper). */
+    const char *env = mpitopo__getenv(MPITOPO_ENV_MAPPER);
+    snprintf(r->opt.mapper, sizeof r->opt.mapper, "%s", env && *env ? env : "tree");
+    r->opt.mapper_set = env && *env;
     r->opt.weight = MPITOPO_WEIGHT_BYTES;
     r->opt.reorder = reorder != 0;
     r->nroles = r->size;
     *local = out ? mpitopo__topo_options_read(r->func, info, &r->opt)
                  : MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "%s = NULL", out_name);
+    /* MPITOPO_MAPPER is checked like the key, when the key does not override it. */
+    if (*local == MPITOPO_SUCCESS && env && *env && strcmp(r->opt.mapper, env) == 0 &&
+        (*local = mpitopo__map_check_spec(env)) != MPITOPO_SUCCESS && *local != MPITOPO_ERR_NOMEM)
+        *local = MPITOPO_FAIL_RESTATE(MPITOPO_ERR_PARSE, r->func, "MPITOPO_MAPPER = \"%.64s\"", env);
     return MPITOPO_SUCCESS;
 }
 

@@ -77,17 +77,12 @@ void mpitopo__nodeinfo_machine(const mpitopo_nodeinfo_t *info, const mpitopo_mac
 void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machine_t *machine,
                                    int *leaf_of_rank, const mpitopo_network_t *network,
                                    int *end_node);
+/* The network of the cached machine (MPITOPO_NETWORK or comm's info key
+ * mpitopo_network) and the end node of each node unit of that machine;
+ * NULLs without a network or before the machine is cached. */
 void mpitopo__nodeinfo_network(const mpitopo_nodeinfo_t *info, const mpitopo_network_t **network,
                                const int **end_node);
 
-/*
- * The network of comm's machine (MPITOPO_NETWORK or comm's info key
- * mpitopo_network, when a network description or a fabric), and the end
- * node of every node of comm; NULLs without one. Builds the machine on the
- * first call (collective over comm), local after.
- */
-int mpitopo__comm_network_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
-                                 const mpitopo_network_t **network, const int **end_node);
 
 /* Whether collective arguments are compared across processes
  * (MPITOPO_CHECK_ARGS, read once; default on without NDEBUG). */
@@ -102,11 +97,27 @@ int mpitopo__info_get(const char *func, MPI_Info info, const char *key, char *va
  * the topology constructors set. The caller fills the defaults first. */
 typedef struct mpitopo__topo_options {
     char mapper[64];
+    int mapper_set; /* by the info key or MPITOPO_MAPPER, not a default */
     mpitopo_weight_t weight;
     int reorder;
 } mpitopo__topo_options_t;
 /* Read the keys into *o (errors MPITOPO_ERR_PARSE naming key and value). */
 int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_options_t *o);
+
+/* mpitopo_map, or mpitopo_map_network when comm's cached machine (ni's)
+ * has a network: its nodes on the network's end nodes. */
+int mpitopo__map_on_comm(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
+                         const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *opt, int *mapped,
+                         int *kept);
+/* For the verbose line of a reordering: "; network: hop-bytes A -> B, MC
+ * ..., hybrid ..." of the launch and the mapping when comm's machine has a
+ * network, else "". */
+void mpitopo__network_report(const mpitopo_nodeinfo_t *ni, const mpitopo_machine_t *m,
+                             const mpitopo_pattern_t *pattern, const int *launch, const int *mapped, char *buf,
+                             size_t size);
+/* The mapper of a graph constructor: the one set (info key, MPITOPO_MAPPER),
+ * else "ptram" when comm's machine has a network, else the default. */
+const char *mpitopo__graph_mapper(const mpitopo_nodeinfo_t *ni, const mpitopo__topo_options_t *o);
 
 /* The offsets of a star (2 ndims radius) or Moore ((2 radius + 1)^ndims - 1)
  * stencil, or -1 above MPITOPO_MAX_STENCIL_OFFSETS; 0 for radius 0. */

@@ -25,7 +25,7 @@ typedef struct nodeinfo_entry {
     mpitopo_machine_t *machine;             /* comm_machine.c, once asked for */
     int *leaf_of_rank;
     const mpitopo_network_t *network;       /* the session's; NULL without one */
-    int *end_node;                          /* of every node, with a network */
+    int *end_node;                          /* of every node unit of machine, with a network */
 } nodeinfo_entry_t;
 
 typedef struct attachment {
@@ -339,7 +339,7 @@ void mpitopo__nodeinfo_machine(const mpitopo_nodeinfo_t *info, const mpitopo_mac
     pthread_mutex_unlock(&cache_lock);
 }
 
-/* The network of that machine and the end node of every node of comm:
+/* The network of that machine and the end node of every node unit of it:
  * NULLs without a network (or before the machine is cached). */
 void mpitopo__nodeinfo_network(const mpitopo_nodeinfo_t *info, const mpitopo_network_t **network,
                                const int **end_node)

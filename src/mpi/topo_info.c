@@ -65,6 +65,7 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
         if (rc != MPITOPO_SUCCESS)
             return MPITOPO_FAIL_RESTATE(MPITOPO_ERR_PARSE, func, "info mpitopo_mapper = \"%s\"", v);
         memcpy(o->mapper, v, strlen(v) + 1); /* fits: checked above */
+        o->mapper_set = 1;
     }
     if ((rc = mpitopo__info_get(func, info, "mpitopo_weights", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
@@ -81,6 +82,65 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
                                      "info mpitopo_reorder = \"%s\": expected true or false", v);
     }
     return MPITOPO_SUCCESS;
+}
+
+int mpitopo__map_on_comm(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
+                         const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *opt, int *mapped,
+                         int *kept)
+{
+    const mpitopo_network_t *net;
+    const int *end_node;
+    mpitopo__nodeinfo_network(ni, &net, &end_node);
+    if (net)
+        return mpitopo_map_network(spec, m, net, end_node, pattern, opt, mapped, kept);
+    return mpitopo_map(spec, m, pattern, opt, mapped, kept);
+}
+
+const char *mpitopo__graph_mapper(const mpitopo_nodeinfo_t *ni, const mpitopo__topo_options_t *o)
+{
+    const mpitopo_network_t *net;
+    const int *end_node;
+    if (o->mapper_set)
+        return o->mapper;
+    mpitopo__nodeinfo_network(ni, &net, &end_node);
+    return net ? "ptram" : o->mapper;
+}
+
+/* The network metrics of a placement (leaves of m), its processes on the
+ * end nodes of their nodes. */
+static int network_metrics(const mpitopo_network_t *net, const int *end_node, const mpitopo_machine_t *m,
+                           const mpitopo_pattern_t *pattern, const int *leaves, mpitopo_network_metrics_t *out)
+{
+    int nprocs, node_level, rc;
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    mpitopo_machine_node_level(m, &node_level);
+    int *ends = mpitopo__malloc_array((size_t)nprocs + 1, sizeof *ends);
+    if (!ends)
+        return MPITOPO_NOMEM("the end nodes of the processes");
+    for (int p = 0; p < nprocs; p++) {
+        int unit = 0;
+        if (node_level >= 0)
+            mpitopo_machine_unit_of(m, node_level, leaves[p], &unit);
+        ends[p] = end_node[unit];
+    }
+    rc = mpitopo_network_evaluate(net, pattern, ends, NULL, NULL, out);
+    mpitopo__free(ends);
+    return rc;
+}
+
+void mpitopo__network_report(const mpitopo_nodeinfo_t *ni, const mpitopo_machine_t *m,
+                             const mpitopo_pattern_t *pattern, const int *launch, const int *mapped, char *buf,
+                             size_t size)
+{
+    const mpitopo_network_t *net;
+    const int *end_node;
+    mpitopo_network_metrics_t a, b;
+    buf[0] = '\0';
+    mpitopo__nodeinfo_network(ni, &net, &end_node);
+    if (net && network_metrics(net, end_node, m, pattern, launch, &a) == MPITOPO_SUCCESS &&
+        network_metrics(net, end_node, m, pattern, mapped, &b) == MPITOPO_SUCCESS)
+        snprintf(buf, size, "; network: hop-bytes %.6g -> %.6g, MC %.6g -> %.6g, hybrid %.6g -> %.6g",
+                 a.hop_bytes, b.hop_bytes, a.max_congestion, b.max_congestion, a.hybrid, b.hybrid);
 }
 
 uint32_t mpitopo__hash(uint32_t h, const void *data, size_t len)

@@ -4,15 +4,16 @@
  * end nodes in order (the emulated node, world-wide), the network's group
  * levels above the machine's nodes with the meet level of every pair of
  * ranks what their end nodes' groups imply, and errors (a bad description,
- * more nodes than end nodes) on every process alike. MT_FABRIC_HOST (set by
- * the fabric tests) names a fabric description in which this host is an
- * end node: the nodes then sit on it by host name.
+ * more nodes than end nodes) on every process alike. With MT_FABRIC=1, the
+ * hand-written fabric of tests/data/fabric with this host in place of
+ * "node3": the (one) node sits on that end node by host name, not in order.
  */
 #include "mpitest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, size;
 
@@ -144,6 +145,159 @@ static void check_error(MPI_Comm comm, int code, const char *what, const char *l
     MT_CHECK(net == NULL && end == -1, "%s: outputs set on error", label);
 }
 
+/*
+ * A dist-graph with reorder under the network of world (MPITOPO_NETWORK):
+ * the constructor maps with ptram by default, and its result is exactly
+ * what mpitopo_map_network("ptram") gives here from the same graph, never
+ * worse than the launch under the hybrid metric. The graph: r -> r+1
+ * (weight 3) and r -> r+size/2 (weight 1), periodic.
+ */
+static void check_ptram(void)
+{
+    int dst[2] = {(rank + 1) % size, (rank + size / 2) % size}, w[2] = {3, 1};
+    MPI_Comm g;
+    if (!MT_CHECK_RC(mpitopo_dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_WEIGHTS_EMPTY, 2, dst,
+                                                        w, MPI_INFO_NULL, 1, &g)))
+        return;
+    int newrank, end, node_level;
+    MPI_Comm_rank(g, &newrank);
+    const mpitopo_network_t *net = NULL;
+    mpitopo_machine_t *m = NULL;
+    int *leaf = malloc((size_t)size * sizeof *leaf), *newranks = malloc((size_t)size * sizeof *newranks);
+    int *ends = malloc((size_t)size * sizeof *ends), *unit_end = malloc((size_t)size * sizeof *unit_end);
+    int *src = malloc((size_t)size * 2 * sizeof *src), *dsts = malloc((size_t)size * 2 * sizeof *dsts);
+    double *bytes = malloc((size_t)size * 2 * sizeof *bytes);
+    int *mapped = malloc((size_t)size * sizeof *mapped), *launch_end = malloc((size_t)size * sizeof *launch_end);
+    int *mapped_end = malloc((size_t)size * sizeof *mapped_end);
+    mpitopo_pattern_t *pat = NULL;
+    MT_CHECK_RC(mpitopo_comm_network(MPI_COMM_WORLD, &net, &end));
+    MT_CHECK_RC(mpitopo_comm_machine(MPI_COMM_WORLD, &m, leaf));
+    MPI_Allgather(&newrank, 1, MPI_INT, newranks, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(&end, 1, MPI_INT, ends, 1, MPI_INT, MPI_COMM_WORLD);
+    if (!net || !m || mt_failed())
+        goto cleanup;
+    mpitopo_machine_node_level(m, &node_level);
+    for (int q = 0; q < size; q++) {
+        int unit;
+        mpitopo_machine_unit_of(m, node_level, leaf[q], &unit);
+        unit_end[unit] = ends[q];
+        src[2 * q] = src[2 * q + 1] = q;
+        dsts[2 * q] = (q + 1) % size;
+        dsts[2 * q + 1] = (q + size / 2) % size;
+        bytes[2 * q] = 3;
+        bytes[2 * q + 1] = 1;
+    }
+    if (!MT_CHECK_RC(mpitopo_pattern_create(size, 2 * size, src, dsts, bytes, bytes, &pat)))
+        goto cleanup;
+    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+    opt.launch = leaf;
+    opt.never_worse = 1;
+    if (!MT_CHECK_RC(mpitopo_map_network("ptram", m, net, unit_end, pat, &opt, mapped, NULL)))
+        goto cleanup;
+    for (int q = 0; q < size; q++) {
+        int p = newranks[q]; /* the role of world rank q sits on q's leaf */
+        if (!MT_CHECK(mapped[p] == leaf[q], "ptram: role %d on leaf %d in the constructor, %d serially", p,
+                      leaf[q], mapped[p]))
+            break;
+    }
+    for (int p = 0; p < size; p++) {
+        int unit;
+        mpitopo_machine_unit_of(m, node_level, leaf[p], &unit);
+        launch_end[p] = unit_end[unit];
+        mpitopo_machine_unit_of(m, node_level, mapped[p], &unit);
+        mapped_end[p] = unit_end[unit];
+    }
+    mpitopo_network_metrics_t before, after;
+    MT_CHECK_RC(mpitopo_network_evaluate(net, pat, launch_end, NULL, NULL, &before));
+    MT_CHECK_RC(mpitopo_network_evaluate(net, pat, mapped_end, NULL, NULL, &after));
+    MT_CHECK(after.hybrid <= before.hybrid, "ptram: hybrid %g above the launch's %g", after.hybrid,
+             before.hybrid);
+cleanup:
+    mpitopo_pattern_destroy(&pat);
+    mpitopo_machine_destroy(&m);
+    free(leaf);
+    free(newranks);
+    free(ends);
+    free(unit_end);
+    free(src);
+    free(dsts);
+    free(bytes);
+    free(mapped);
+    free(launch_end);
+    free(mapped_end);
+    MPI_Comm_free(&g);
+}
+
+/* Copy a file, every "node3" becoming host. 0 on failure. */
+static int copy_renamed(const char *from, const char *to, const char *host)
+{
+    FILE *in = fopen(from, "r"), *out = fopen(to, "w");
+    char line[512];
+    int ok = in && out;
+    while (ok && fgets(line, sizeof line, in)) {
+        char *p = line, *hit;
+        while ((hit = strstr(p, "node3")) != NULL) {
+            fwrite(p, 1, (size_t)(hit - p), out);
+            fputs(host, out);
+            p = hit + 5;
+        }
+        fputs(p, out);
+    }
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        ok = 0;
+    return ok;
+}
+
+/* The hand-written fabric with this host as "node3": the node on it by
+ * host name, or the emulated nodes (emu) in order. */
+static void check_fabric(const int *emu)
+{
+    char host[MPI_MAX_PROCESSOR_NAME + 1], dir[] = "/tmp/mt_fabricXXXXXX", desc[640] = "";
+    int len;
+    MPI_Get_processor_name(host, &len);
+    host[strcspn(host, ".")] = '\0';
+    if (rank == 0 && mkdtemp(dir)) {
+        char t[300], r[300]; /* dir is 20 characters long */
+        snprintf(t, sizeof t, "%s/f.topo", dir);
+        snprintf(r, sizeof r, "%s/f.lfts", dir);
+        if (copy_renamed(MT_DATA_DIR "/fabric/small.topo", t, host) &&
+            copy_renamed(MT_DATA_DIR "/fabric/small.lfts", r, host))
+            snprintf(desc, sizeof desc, "fabric:%s,%s", t, r);
+    }
+    MPI_Bcast(desc, sizeof desc, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!MT_CHECK(desc[0], "could not write the fabric files in %s", dir))
+        return;
+    /* The end node named after this host, in the fabric's own numbering. */
+    mpitopo_network_t *ref = NULL;
+    int n = 0, want = -1;
+    MT_CHECK_RC(mpitopo_network_from_string(desc, &ref));
+    if (ref)
+        mpitopo_network_size(ref, &n, NULL, NULL);
+    for (int e = 0; e < n; e++) {
+        char name[256];
+        mpitopo_network_node_name(ref, e, name, sizeof name);
+        if (strncmp(name, host, strlen(host)) == 0 && name[strlen(host)] == ' ')
+            want = e;
+    }
+    mpitopo_network_destroy(&ref);
+    MT_CHECK(want >= 0, "host %s is not in %s", host, desc);
+    MPI_Comm c = keyed(0, desc);
+    /* Emulated nodes all run on this host: they go in order, names unused. */
+    check_comm(c, desc, emu, want, emu ? "emulated nodes in order" : "by host name");
+    MPI_Comm_free(&c);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        char f[300];
+        snprintf(f, sizeof f, "%s/f.topo", dir);
+        unlink(f);
+        snprintf(f, sizeof f, "%s/f.lfts", dir);
+        unlink(f);
+        rmdir(dir);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -151,17 +305,13 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int *emu = emulated_nodes();
     const char *env = mt_getenv("MPITOPO_NETWORK");
-    const char *fabric = mt_getenv("MT_FABRIC_HOST");
-    if (fabric) {
-        /* One host, named in the fabric: every process on its end node. */
-        MPI_Comm c = keyed(0, fabric);
-        check_comm(c, fabric, NULL, atoi(mt_getenv("MT_FABRIC_END") ? mt_getenv("MT_FABRIC_END")
-                                                                     : "-1"),
-                   "by host name");
-        MPI_Comm_free(&c);
+    if (mt_getenv("MT_FABRIC")) {
+        check_fabric(emu);
     } else if (emu) {
         if (env)
             check_comm(MPI_COMM_WORLD, env, emu, 0, "MPITOPO_NETWORK on world");
+        if (env && size >= 4)
+            check_ptram();
         /* Split by halves: the end node stays the emulated node, world-wide. */
         char desc[64];
         int nodes = 0;
