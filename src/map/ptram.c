@@ -185,7 +185,7 @@ typedef struct ptram {
     int64_t *opairs, *ipairs;
     int *node_of;            /* item -> node in use, -1 while not placed */
     int *fill, *soff, *slots; /* items on node n: slots[soff[n] .. soff[n] + fill[n]) */
-    int *near;               /* k nearest nodes of every node, -1 padded */
+    int *near;               /* the nk nearest other nodes of every node */
     int nk;
     int *proc_node;          /* end node of every process, for the check hook */
     const mpitopo_network_t *net;
