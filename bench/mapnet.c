@@ -20,7 +20,12 @@
  * setup, the launch's evaluation, routes, the placement on cores).
  *
  *   mapnet --network DESC --machine DESC --pattern DESC [--mappers LIST]
- *          [--reps N] [--title TEXT] [--verbose]
+ *          [--reps N] [--title TEXT] [--nodes-dir DIR] [--verbose]
+ *
+ * --nodes-dir: for each mapper, DIR/<mapper>.nodes (':' and '=' in the
+ * spec made '_'), the end node of every process, one line per process in
+ * rank order: bench/smpi/mapnet_smpi.sh turns them into SMPI hostfiles, so
+ * the simulated placement is the one measured here.
  *
  * --mappers: comma-separated specs ("ptram:rounds=0"); "auto" (default):
  * block, then every registered mapper that applies to the pattern (cart
@@ -122,9 +127,27 @@ static void read_log(FILE *log, int verbose, double phase[3])
     }
 }
 
+static int write_nodes(const char *dir, const char *spec, const int *nodes, int nprocs)
+{
+    char path[4096];
+    int len = snprintf(path, sizeof path, "%s/", dir);
+    for (const char *c = spec; *c && len < (int)sizeof path - 8; c++)
+        path[len++] = *c == ':' || *c == '=' || *c == ',' ? '_' : *c;
+    snprintf(path + len, sizeof path - (size_t)len, ".nodes");
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "mapnet: cannot write %s\n", path);
+        return 1;
+    }
+    for (int p = 0; p < nprocs; p++)
+        fprintf(f, "%d\n", nodes[p]);
+    return fclose(f) != 0;
+}
+
 /* One mapper, --reps times (the fastest run kept): map, then evaluate. */
 static int run_one(const char *spec, const mpitopo_machine_t *machine, const mpitopo_network_t *net,
-                   const mpitopo_pattern_t *pat, int reps, int verbose, int *leaves, int *nodes, row_t *r)
+                   const mpitopo_pattern_t *pat, int reps, int verbose, const char *nodes_dir, int *leaves,
+                   int *nodes, row_t *r)
 {
     int nprocs, node_level, rc = MPITOPO_SUCCESS;
     mpitopo_pattern_nprocs(pat, &nprocs);
@@ -165,7 +188,9 @@ static int run_one(const char *spec, const mpitopo_machine_t *machine, const mpi
             mpitopo_machine_unit_of(machine, node_level, leaves[p], &nodes[p]);
     }
     rc = mpitopo_network_evaluate(net, pat, nodes, NULL, NULL, &r->m);
-    return rc == MPITOPO_SUCCESS ? 0 : fail("mpitopo_network_evaluate", rc);
+    if (rc != MPITOPO_SUCCESS)
+        return fail("mpitopo_network_evaluate", rc);
+    return nodes_dir ? write_nodes(nodes_dir, spec, nodes, nprocs) : 0;
 }
 
 static double ratio(double x, double ref)
@@ -201,13 +226,14 @@ static void print_table(const char *title, int nprocs, int64_t nedges, const row
 static int usage(void)
 {
     fprintf(stderr, "usage: mapnet --network DESC --machine DESC --pattern DESC [--mappers LIST|auto]\n"
-                    "              [--reps N] [--title TEXT] [--verbose]\n");
+                    "              [--reps N] [--title TEXT] [--nodes-dir DIR] [--verbose]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    const char *netdesc = NULL, *mdesc = NULL, *pdesc = NULL, *list = "auto", *title = NULL;
+    const char *netdesc = NULL, *mdesc = NULL, *pdesc = NULL, *list = "auto", *title = NULL,
+               *nodes_dir = NULL;
     int reps = 1, verbose = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -225,6 +251,8 @@ int main(int argc, char **argv)
             pdesc = v;
         else if (!strcmp(argv[i], "--mappers"))
             list = v;
+        else if (!strcmp(argv[i], "--nodes-dir"))
+            nodes_dir = v;
         else if (!strcmp(argv[i], "--title"))
             title = v;
         else if (!strcmp(argv[i], "--reps") && (reps = atoi(v)) >= 1)
@@ -268,7 +296,7 @@ int main(int argc, char **argv)
     if (!leaves || !nodes)
         goto cleanup;
     for (int i = 0; i < n; i++)
-        if (run_one(specs[i], machine, net, pat, reps, verbose, leaves, nodes, &rows[i]))
+        if (run_one(specs[i], machine, net, pat, reps, verbose, nodes_dir, leaves, nodes, &rows[i]))
             goto cleanup;
     int64_t nedges = 0;
     mpitopo_pattern_nedges(pat, &nedges);
