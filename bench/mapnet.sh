@@ -104,16 +104,46 @@ pattern() { # PATTERN SIZE -> "title|description"
 echo "# bench/mapnet.sh -s '$sizes' -n '$nets' -p '$pats' -m $mappers -r $reps"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
   "commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+summary() { # the summary table of ptram against the others, from the tables above
+  python3 - "$1" <<'PY'
+import re, sys
+cases, cur = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("### "):
+        cur = [line[4:].strip(), {}]
+        cases.append(cur)
+    elif cur and line.startswith("| ") and not line.startswith("| mapper"):
+        f = [x.strip() for x in line.strip().strip("|").split("|")]
+        cur[1][f[0]] = f
+print("\n### Summary: ptram against every other mapper\n")
+print("MC of ptram and of the best other mapper (block = 1), and the mappers whose MC is")
+print("not above ptram's; ptram's HB, NZCA, NZCV (block = 1) and CPU seconds.\n")
+print("| case | ptram HB | MC | NZCA | NZCV | CPU s | best other MC | MC <= ptram's |")
+print("|---|---:|---:|---:|---:|---:|---|---|")
+for title, rows in cases:
+    if "ptram" not in rows:
+        continue
+    pt = rows["ptram"]
+    others = [(float(r[3]), n) for n, r in rows.items() if n not in ("ptram", "block")]
+    best = min(others) if others else (float("nan"), "-")
+    le = [n for v, n in sorted(others) if v <= float(pt[3])]
+    print("| %s | %s | %s | %s | %s | %s | %.3f (%s) | %s |" % (title, pt[1], pt[3], pt[4], pt[5], pt[7],
+          best[0], best[1], ", ".join(le) if le else "none"))
+PY
+}
+
+out=$tmp/tables.md
 for net in $nets; do
   desc=$(network "$net")
   for n in $sizes; do
     for p in $pats; do
       IFS='|' read -r title pdesc <<<"$(pattern "$p" "$n")"
       "$mapnet" --network "$desc" --machine "node:$((n / 8)) core:8" --pattern "$pdesc" --mappers "$mappers" \
-        --reps "$reps" --title "$net, $n processes: $title"
+        --reps "$reps" --title "$net, $n processes: $title" | tee -a "$out"
     done
   done
 done
+summary "$out"
 echo "# done $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 ((smpi)) && exec "$root/bench/smpi/mapnet_smpi.sh"
 exit 0
