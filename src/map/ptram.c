@@ -197,6 +197,7 @@ typedef struct ptram {
     int64_t *routes;
     int64_t *route_tmp;
     int max_route;
+    mpitopo__ptram_items_t view; /* the items as the shared greedy code sees them */
 } ptram_t;
 
 static double now(void)
@@ -293,6 +294,11 @@ static const int64_t *route_of(ptram_t *t, int n, int m, int *len)
     }
     *len = t->route_len[at];
     return r;
+}
+
+static const int64_t *route_cb(void *ctx, int n, int m, int *len)
+{
+    return route_of(ctx, n, m, len);
 }
 
 /* The flattened machine "node x slots" of the nodes in use: entry i is
@@ -516,6 +522,11 @@ static int setup_placement(ptram_t *t)
     t->soff[0] = 0;
     for (int n = 0; n < t->nn; n++)
         t->soff[n + 1] = t->soff[n] + t->cap[n];
+    t->view = (mpitopo__ptram_items_t){.ni = t->ni, .nn = t->nn, .exact = t->exact, .isize = t->isize,
+                                       .cap = t->cap, .end = t->end, .ooff = t->ooff, .ioff = t->ioff,
+                                       .odst = t->odst, .isrc = t->isrc, .obytes = t->obytes, .ibytes = t->ibytes,
+                                       .opairs = t->opairs, .ipairs = t->ipairs, .node_of = t->node_of,
+                                       .fill = t->fill};
     return MPITOPO_SUCCESS;
 }
 
@@ -525,21 +536,7 @@ static int setup_placement(ptram_t *t)
  * an item to leave out, -1 for none). */
 static void stage_item(ptram_t *t, int a, int n, int skip, int sign)
 {
-    int len;
-    for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++) {
-        int b = t->odst[e];
-        if (b != skip && t->node_of[b] >= 0 && t->node_of[b] != n) {
-            const int64_t *r = route_of(t, n, t->node_of[b], &len);
-            mpitopo__pload_stage_route(&t->pl, r, len, t->obytes[e], t->opairs[e], sign);
-        }
-    }
-    for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++) {
-        int b = t->isrc[e];
-        if (b != skip && t->node_of[b] >= 0 && t->node_of[b] != n) {
-            const int64_t *r = route_of(t, t->node_of[b], n, &len);
-            mpitopo__pload_stage_route(&t->pl, r, len, t->ibytes[e], t->ipairs[e], sign);
-        }
-    }
+    mpitopo__ptram_stage_item(&t->view, &t->pl, route_cb, t, a, n, skip, sign);
 }
 
 /* Stage the swap of placed items a and b (on different nodes): their
@@ -574,10 +571,36 @@ static void check(ptram_t *t)
 
 /* ---- step 2: greedy (Alg. 3.1) ------------------------------------------ */
 
-static int fits(const ptram_t *t, int a, int n)
+/* Place item p on node n for good. */
+static void place(ptram_t *t, double *conn, double *rest, int p, int n)
 {
-    int free_slots = t->cap[n] - t->fill[n];
-    return t->exact ? t->fill[n] == 0 && t->cap[n] == t->isize[a] : free_slots >= t->isize[a];
+    stage_item(t, p, n, -1, +1);
+    mpitopo__pload_commit(&t->pl);
+    put(t, p, n);
+    mpitopo__ptram_greedy_placed(&t->view, conn, rest, p);
+    check(t);
+}
+
+/* The steps made elsewhere (prm->greedy: the parallel driver), replayed
+ * here so that the structure and the check hook see what the serial loop
+ * would have done. */
+static int greedy_elsewhere(ptram_t *t, double *conn, double *rest)
+{
+    int *order = mpitopo__malloc_array((size_t)t->ni, sizeof *order);
+    int *node = mpitopo__malloc_array((size_t)t->ni, sizeof *node);
+    int rc = order && node ? t->prm->greedy(t->prm->greedy_ctx, &t->view, &t->pl, order, node)
+                           : MPITOPO_NOMEM("the greedy's steps");
+    for (int s = 0; rc == MPITOPO_SUCCESS && s < t->ni; s++) {
+        if (order[s] < 0 || order[s] >= t->ni || t->node_of[order[s]] >= 0 || node[s] < 0 || node[s] >= t->nn ||
+            !mpitopo__ptram_fits(&t->view, order[s], node[s]))
+            rc = MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "mapper 'ptram': the parallel greedy's step %d "
+                                 "(part %d on node %d) is not a valid step", s, order[s], node[s]);
+        else
+            place(t, conn, rest, order[s], node[s]);
+    }
+    mpitopo__free(order);
+    mpitopo__free(node);
+    return rc;
 }
 
 /* conn[a]: a's traffic (both ways) with the placed items, rest[a]: with
@@ -591,34 +614,25 @@ static int greedy(ptram_t *t)
         mpitopo__free(rest);
         return MPITOPO_NOMEM("the greedy scores");
     }
-    for (int a = 0; a < t->ni; a++) {
-        for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++)
-            rest[a] += t->obytes[e];
-        for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++)
-            rest[a] += t->ibytes[e];
-    }
+    mpitopo__ptram_greedy_init(&t->view, rest);
     int rc = MPITOPO_SUCCESS;
+    if (t->prm->greedy) {
+        rc = greedy_elsewhere(t, conn, rest);
+        goto done;
+    }
     for (int step = 0; step < t->ni; step++) {
-        double alpha = 1.0 / (step + 1), best_delta = -1;
-        int p = -1;
-        for (int a = 0; a < t->ni; a++)
-            if (t->node_of[a] < 0 && conn[a] + alpha * rest[a] > best_delta) {
-                best_delta = conn[a] + alpha * rest[a];
-                p = a;
-            }
+        int p = mpitopo__ptram_greedy_next(&t->view, conn, rest, step);
         /* With no placed peer every node scores the same: the first that fits. */
         int bestn = -1;
         double best = INFINITY;
         for (int n = 0; n < t->nn; n++) {
-            if (!fits(t, p, n))
+            if (!mpitopo__ptram_fits(&t->view, p, n))
                 continue;
             if (conn[p] == 0) {
                 bestn = n;
                 break;
             }
-            stage_item(t, p, n, -1, +1);
-            double h = mpitopo__pload_delta_hybrid(&t->pl);
-            mpitopo__pload_clear(&t->pl);
+            double h = mpitopo__ptram_score(&t->view, &t->pl, route_cb, t, p, n);
             if (h < best || bestn < 0) {
                 best = h;
                 bestn = n;
@@ -629,19 +643,9 @@ static int greedy(ptram_t *t)
                                  "processes", p, t->isize[p]);
             break;
         }
-        stage_item(t, p, bestn, -1, +1);
-        mpitopo__pload_commit(&t->pl);
-        put(t, p, bestn);
-        for (int64_t e = t->ooff[p]; e < t->ooff[p + 1]; e++) {
-            conn[t->odst[e]] += t->obytes[e];
-            rest[t->odst[e]] -= t->obytes[e];
-        }
-        for (int64_t e = t->ioff[p]; e < t->ioff[p + 1]; e++) {
-            conn[t->isrc[e]] += t->ibytes[e];
-            rest[t->isrc[e]] -= t->ibytes[e];
-        }
-        check(t);
+        place(t, conn, rest, p, bestn);
     }
+done:
     mpitopo__free(conn);
     mpitopo__free(rest);
     return rc;

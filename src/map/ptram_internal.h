@@ -79,6 +79,18 @@ int64_t mpitopo__pload_hottest(const mpitopo__pload_t *pl);
  * so that rounding does not pile up. */
 void mpitopo__pload_resum(mpitopo__pload_t *pl);
 
+/* The staged delta as a sparse list, for the parallel greedy (the winner
+ * of a step sends it, the other leaders stage it): the touched channels in
+ * the order they were touched, their load and pair deltas, and the
+ * hop-bytes and dilation deltas (sums[0], sums[1]). Importing what was
+ * exported into a structure holding the same loads stages exactly the same
+ * delta, so commits agree bit for bit. */
+int64_t mpitopo__pload_delta_size(const mpitopo__pload_t *pl);
+void mpitopo__pload_delta_export(const mpitopo__pload_t *pl, int64_t *channel, double *dload, int64_t *dpairs,
+                                 double *sums);
+void mpitopo__pload_delta_import(mpitopo__pload_t *pl, int64_t n, const int64_t *channel, const double *dload,
+                                 const int64_t *dpairs, const double *sums);
+
 /* How processes are grouped before the greedy placement. */
 enum { MPITOPO__PTRAM_PART_AUTO, MPITOPO__PTRAM_PART_TREE, MPITOPO__PTRAM_PART_SCOTCH,
        MPITOPO__PTRAM_PART_NONE };
@@ -87,6 +99,58 @@ enum { MPITOPO__PTRAM_PART_AUTO, MPITOPO__PTRAM_PART_TREE, MPITOPO__PTRAM_PART_S
  * proc_node[p] is the end node of process p, -1 while not placed; pl the
  * structure, with nothing staged. */
 typedef void (*mpitopo__ptram_check_fn)(void *ctx, const mpitopo__pload_t *pl, const int *proc_node);
+
+/*
+ * The greedy step (Alg. 3.1) in pieces that the serial loop (ptram.c) and
+ * the parallel one (src/mpi/ptram_par.c, one leader per node) share, so
+ * that both score a candidate with the same code. The items and their
+ * directed graph without the traffic inside an item (out-edges ooff/odst/
+ * obytes/opairs, in-edges the transpose), the nodes in use with their
+ * slots and end nodes, and the placement so far (node_of: -1 while not
+ * placed; fill: items per node).
+ */
+typedef struct mpitopo__ptram_items {
+    int ni, nn, exact;   /* exact: one item per node, of the node's size */
+    const int *isize, *cap, *end;
+    const int64_t *ooff, *ioff;
+    const int *odst, *isrc;
+    const double *obytes, *ibytes;
+    const int64_t *opairs, *ipairs;
+    int *node_of, *fill;
+} mpitopo__ptram_items_t;
+
+/* The route from node n to node m (nodes in use, n != m), *len channels;
+ * valid until the next call. */
+typedef const int64_t *(*mpitopo__ptram_route_fn)(void *ctx, int n, int m, int *len);
+
+/* Stage the traffic of item a on node n with every placed item but `skip`
+ * (-1: none), added (sign +1) or removed (-1). */
+void mpitopo__ptram_stage_item(const mpitopo__ptram_items_t *it, mpitopo__pload_t *pl, mpitopo__ptram_route_fn route,
+                               void *ctx, int a, int n, int skip, int sign);
+/* Whether item a may go on node n. */
+int mpitopo__ptram_fits(const mpitopo__ptram_items_t *it, int a, int n);
+/* The hybrid metric with item a placed on node n (nothing left staged). */
+double mpitopo__ptram_score(const mpitopo__ptram_items_t *it, mpitopo__pload_t *pl, mpitopo__ptram_route_fn route,
+                            void *ctx, int a, int n);
+/* rest[a]: the traffic of item a both ways (conn, zeroed by the caller,
+ * is its part with placed items: none yet). */
+void mpitopo__ptram_greedy_init(const mpitopo__ptram_items_t *it, double *rest);
+/* The next item of step `step`: the unplaced argmax of conn + rest / (step + 1). */
+int mpitopo__ptram_greedy_next(const mpitopo__ptram_items_t *it, const double *conn, const double *rest, int step);
+/* Item a was placed: its traffic moves from rest to conn of its peers. */
+void mpitopo__ptram_greedy_placed(const mpitopo__ptram_items_t *it, double *conn, double *rest, int a);
+/* The serial loop's choice among nodes lo..hi-1 scored h[n - lo] (fit[n -
+ * lo]: whether item fits there): the lowest hybrid metric, the lowest node
+ * on a tie, -1 when none fits. Applied to the winners of consecutive node
+ * ranges (in order) it gives the winner of their union. */
+int mpitopo__ptram_pick(int lo, int hi, const unsigned char *fit, const double *h, double *best);
+
+/* Runs the whole greedy step in place of the serial loop (the parallel
+ * driver): the items (nothing placed), pl the empty structure (its weights
+ * and normaliser); order[s] and node[s] receive the item placed at step s
+ * and its node, which the caller replays. */
+typedef int (*mpitopo__ptram_greedy_fn)(void *ctx, const mpitopo__ptram_items_t *it, const mpitopo__pload_t *pl,
+                                        int *order, int *node);
 
 typedef struct mpitopo__ptram_params {
     double w[4];    /* hybrid weights, "w=" */
@@ -100,6 +164,8 @@ typedef struct mpitopo__ptram_params {
     int keep;       /* return the launch when not better (default 1; "nokeep" for tests) */
     mpitopo__ptram_check_fn check;
     void *check_ctx;
+    mpitopo__ptram_greedy_fn greedy; /* NULL: the serial loop */
+    void *greedy_ctx;
 } mpitopo__ptram_params_t;
 
 /* What a run did, for tests and benchmarks. */

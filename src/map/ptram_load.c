@@ -244,3 +244,37 @@ int64_t mpitopo__pload_hottest(const mpitopo__pload_t *pl)
         i = pl->tree[2 * i] == pl->tree[i] ? 2 * i : 2 * i + 1;
     return i - pl->size;
 }
+
+int64_t mpitopo__pload_delta_size(const mpitopo__pload_t *pl)
+{
+    return pl->ntouched;
+}
+
+void mpitopo__pload_delta_export(const mpitopo__pload_t *pl, int64_t *channel, double *dload, int64_t *dpairs,
+                                 double *sums)
+{
+    for (int64_t i = 0; i < pl->ntouched; i++) {
+        int64_t c = pl->touched[i];
+        channel[i] = c;
+        dload[i] = pl->dload[c];
+        dpairs[i] = pl->dpairs[c];
+    }
+    sums[0] = pl->dhop_bytes;
+    sums[1] = pl->ddilation;
+}
+
+void mpitopo__pload_delta_import(mpitopo__pload_t *pl, int64_t n, const int64_t *channel, const double *dload,
+                                 const int64_t *dpairs, const double *sums)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = channel[i];
+        if (!pl->mark[c]) {
+            pl->mark[c] = 1;
+            pl->touched[pl->ntouched++] = c;
+        }
+        pl->dload[c] += dload[i];
+        pl->dpairs[c] += dpairs[i];
+    }
+    pl->dhop_bytes += sums[0];
+    pl->ddilation += sums[1];
+}
