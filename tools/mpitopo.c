@@ -120,6 +120,10 @@ static const char *eval_help =
     "  random:N:DENSITY:SEED  Erdos-Renyi over ordered pairs\n"
     "  ring:N:K              rings of K consecutive processes\n"
     "  complete:N            everybody to everybody\n"
+    "  alltoall:DIMS:REMAIN[:bytes=B]\n"
+    "                        all-to-all inside each sub-communicator that\n"
+    "                        MPI_Cart_sub(REMAIN) makes of a DIMS grid, e.g.\n"
+    "                        alltoall:64x64:1,0 (every column)\n"
     "  FILE                  a pattern file (mpitopo-pattern 1 N, then lines\n"
     "                        SRC DST BYTES MESSAGES), as the tracer writes it\n"
     "\n"
@@ -375,7 +379,7 @@ static int machine_nnodes(const mpitopo_machine_t *m);
 
 static int is_pattern_description(const char *s)
 {
-    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:"};
+    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:", "alltoall:"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strncmp(s, kinds[i], strlen(kinds[i])))
             return 1;

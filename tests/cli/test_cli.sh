@@ -474,5 +474,9 @@ if [ "$out" != "$ptram_map" ]; then echo "FAIL ptram-map-again: another placemen
 expect_error ptram-no-network "ptram needs a network" "$cli" map --machine "node:4 core:2" \
   --pattern "cart:2x4:open:offsets=1,0;-1,0" --mapper ptram
 
+# The sub-communicator all-to-all pattern by description: alltoall:4x2:1,0
+# is 2 columns of 4 processes, each all-to-all: 2 x 4 x 3 = 24 edges.
+check alltoall-pattern "$cli" eval --machine "node:2 core:4" --pattern alltoall:4x2:1,0 --mapper identity
+expect_in alltoall-pattern "pattern:   alltoall:4x2:1,0 (8 processes, 24 directed edges)"
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
 echo "PASS cli"
