@@ -2,6 +2,7 @@
  * checks, result validation and the never-worse guard. */
 #include "machine/machine_internal.h"
 #include "map/map_internal.h"
+#include "map/netmap_internal.h"
 #include "map/ptram_internal.h"
 
 #include <stdio.h>
@@ -27,6 +28,16 @@ static const struct entry {
                "placed greedily and swapped to lower hop-bytes + congestion; "
                "ptram:w=1,1,1,1:k=8:rounds=10:part=auto|scotch|tree|none[:blind][:norm][:strict]", 0},
      NULL, 1, mpitopo__map_ptram},
+    {{"greedy", "needs a network (--network): Hoefler & Snir's greedy (LibTopoMap), parts per node, the heaviest "
+                "first onto the free node closest to its placed neighbours", 0}, NULL, 0, mpitopo__map_netgreedy},
+    {{"rcm", "needs a network (--network): reverse Cuthill-McKee order of the parts onto that of the nodes "
+             "(LibTopoMap)", 0}, NULL, 0, mpitopo__map_netrcm},
+    {{"rb", "needs a network (--network): recursive bisection of the parts and the nodes together (LibTopoMap)", 0},
+     NULL, 0, mpitopo__map_netrb},
+#ifdef MPITOPO_HAVE_SCOTCH
+    {{"scotchnet", "needs a network (--network): Scotch mapping of the parts onto the network's nodes as a target "
+                   "architecture, then one part per node", 0}, NULL, 0, mpitopo__map_netscotch},
+#endif
 #ifdef MPITOPO_HAVE_SCOTCH
     {{"scotch", "Scotch static mapping onto the machine tree (tleaf), then exact-capacity repair", 0},
      mpitopo__map_scotch, 0, NULL},
