@@ -18,6 +18,7 @@
 #include "machine/machine_internal.h"
 #include "map/map_internal.h"
 #include "mpi/mpi_internal.h"
+#include "mpi/ptram_par.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -228,7 +229,16 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
     opt.never_worse = 1;
     int kept = 0;
     const char *spec = mpitopo__graph_mapper(ni, &r->opt);
-    if ((rc = mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, &kept)) != MPITOPO_SUCCESS) {
+    if (mpitopo__ptram_par_applies(ni, spec)) {
+        /* rank 0 only, the other leaders serving (ptram_par.c) */
+        const mpitopo_network_t *net;
+        const int *end_node;
+        mpitopo__nodeinfo_network(ni, &net, &end_node);
+        rc = mpitopo__ptram_par_map(ni->leader_comm, spec, m, net, end_node, pattern, &opt, mapped, &kept, NULL);
+    } else {
+        rc = mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, &kept);
+    }
+    if (rc != MPITOPO_SUCCESS) {
         rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the graph with %s", spec);
         goto cleanup;
     }
@@ -367,6 +377,49 @@ static int root_map(const graph_request_t *r, const int *all, int64_t total, int
 }
 
 /*
+ * The parallel ptram (ptram_par.c) needs the node leaders while rank 0
+ * maps: rank 0 releases them when it is done (whatever the outcome), the
+ * others serve until then. Nothing without it.
+ */
+static int end_parallel(const graph_request_t *r, int *local)
+{
+    const mpitopo_nodeinfo_t *ni = r->ni;
+    if (!mpitopo__ptram_par_applies(ni, mpitopo__graph_mapper(ni, &r->opt)) || ni->leader_comm == MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    if (r->rank != 0) {
+        const mpitopo_network_t *net;
+        const int *end_node;
+        mpitopo__nodeinfo_network(ni, &net, &end_node);
+        return mpitopo__ptram_par_serve(ni->leader_comm, net, NULL);
+    }
+    int rc = mpitopo__ptram_par_release(ni->leader_comm);
+    if (rc != MPI_SUCCESS && *local == MPITOPO_SUCCESS)
+        *local = rc;
+    return MPI_SUCCESS;
+}
+
+/* From rank 0 (roles: 2 size ints there, the first size of them the role
+ * of every rank, and `local` its outcome): each process receives (its
+ * role, rank 0's code), and only on a failure does the message follow. */
+static int scatter_roles(const graph_request_t *r, int local, int *roles, int *role)
+{
+    if (r->rank == 0)
+        /* (role, code) pairs, spread from the back so none is overwritten. */
+        for (int q = r->size - 1; q >= 0; q--) {
+            roles[2 * q] = local == MPITOPO_SUCCESS ? roles[q] : MPI_UNDEFINED;
+            roles[2 * q + 1] = local;
+        }
+    int mine[2];
+    int rc = PMPI_Scatter(roles, 2, MPI_INT, mine, 2, MPI_INT, 0, r->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mine[1] != MPITOPO_SUCCESS)
+        return share_message(r, local, mine[1]);
+    *role = mine[0];
+    return MPITOPO_SUCCESS;
+}
+
+/*
  * Gather every process's edges on rank 0 (a Gather of the counts, then one
  * Gatherv of the triples), map there and scatter the roles: *role is the
  * caller's new rank. `counts` and `displs` are rank 0's arrays of size
@@ -393,21 +446,10 @@ static int gather_and_map(const graph_request_t *r, const edge_list_t *e, int *c
     rc = PMPI_Gatherv(e->triple, 3 * e->n, MPI_INT, all, counts, displs, MPI_INT, 0, r->comm);
     if (rc != MPI_SUCCESS)
         goto cleanup;
-    if (r->rank == 0) {
+    if (r->rank == 0)
         local = root_map(r, all, total, roles);
-        /* (role, code) pairs, spread from the back so none is overwritten. */
-        for (int q = r->size - 1; q >= 0; q--) {
-            roles[2 * q] = local == MPITOPO_SUCCESS ? roles[q] : MPI_UNDEFINED;
-            roles[2 * q + 1] = local;
-        }
-    }
-    int mine[2];
-    if ((rc = PMPI_Scatter(roles, 2, MPI_INT, mine, 2, MPI_INT, 0, r->comm)) != MPI_SUCCESS)
-        goto cleanup;
-    if (mine[1] != MPITOPO_SUCCESS)
-        rc = share_message(r, local, mine[1]);
-    else
-        *role = mine[0];
+    if ((rc = end_parallel(r, &local)) == MPI_SUCCESS)
+        rc = scatter_roles(r, local, roles, role);
 cleanup:
     mpitopo__free(all);
     mpitopo__free(roles);
@@ -755,8 +797,23 @@ static int graph_role(graph_request_t *r, const int *index, const int *edges, in
             src[k] = i;
     r->opt.weight = MPITOPO_WEIGHT_BYTES;
     rc = mpitopo_pattern_create(r->nroles, nedges, src, edges, NULL, NULL, &pattern);
-    if (rc == MPITOPO_SUCCESS)
+    if (mpitopo__ptram_par_applies(r->ni, mpitopo__graph_mapper(r->ni, &r->opt))) {
+        /* Rank 0 maps with the leaders' help, then its outcome and the
+         * roles reach every process (the others' pattern is the same). */
+        int *roles = NULL, local = rc;
+        if (r->rank == 0 && local == MPITOPO_SUCCESS) {
+            roles = mpitopo__malloc_array((size_t)r->size, sizeof *roles);
+            local = roles ? map_roles(r, pattern, roles, NULL) : MPITOPO_NOMEM("the new ranks");
+        }
+        rc = end_parallel(r, &local);
+        if (rc == MPI_SUCCESS)
+            rc = share_status(r, local);
+        if (rc == MPITOPO_SUCCESS)
+            rc = PMPI_Scatter(roles, 1, MPI_INT, role, 1, MPI_INT, 0, r->comm);
+        mpitopo__free(roles);
+    } else if (rc == MPITOPO_SUCCESS) {
         rc = map_roles(r, pattern, NULL, role);
+    }
     mpitopo_pattern_destroy(&pattern);
     mpitopo__free(src);
     return rc;
