@@ -4,8 +4,8 @@
  * (leader_comm, rank 0 of comm among them) run the greedy step together:
  * at every step each leader scores the next part on the nodes it owns (its
  * own node when there is one leader per node) with the serial scoring code
- * (map/ptram_greedy.c), one allgather of (best metric, node) per step
- * picks the winner with the serial loop's tie rule (lowest node), and the
+ * (map/ptram_greedy.c), one allgather of every node's (fits, metric) per
+ * step gives every leader the winner by the serial loop's rule, and the
  * winner broadcasts its sparse load increment (channel, load, pairs), which
  * every leader stages and commits: each leader computes routes from and to
  * its own nodes only, and holds the channel loads, the parts' graph and
@@ -47,11 +47,18 @@ typedef struct leader {
     signed char *len_out, *len_in;
     double *conn, *rest, *h, *gathered, *packed;
     unsigned char *fit;
+    int *counts, *displs; /* of the allgather: 2 doubles per node */
     int64_t *dch, *dpairs;
     double *dload;
     int64_t mem;
     mpitopo__ptram_par_stats_t *st;
 } leader_t;
+
+/* Leader q's nodes: a block of nn over the leaders, in rank order. */
+static int block_lo(int q, int nn, int size)
+{
+    return (int)((int64_t)q * nn / size);
+}
 
 static double now(void)
 {
@@ -119,18 +126,25 @@ static int leader_alloc(leader_t *l)
     l->route_tmp = lalloc(l, (size_t)l->max_route + 1, sizeof *l->route_tmp);
     l->conn = lalloc(l, (size_t)ni, sizeof *l->conn);
     l->rest = lalloc(l, (size_t)ni, sizeof *l->rest);
-    l->h = lalloc(l, (size_t)own, sizeof *l->h);
-    l->fit = lalloc(l, (size_t)own, sizeof *l->fit);
-    l->gathered = lalloc(l, 2 * (size_t)l->size, sizeof *l->gathered);
-    l->packed = lalloc(l, 3 * (size_t)nch + 2, sizeof *l->packed);
+    l->h = lalloc(l, (size_t)l->it.nn, sizeof *l->h);
+    l->fit = lalloc(l, (size_t)l->it.nn, sizeof *l->fit);
+    l->gathered = lalloc(l, 2 * (size_t)l->it.nn, sizeof *l->gathered);
+    l->counts = lalloc(l, (size_t)l->size, sizeof *l->counts);
+    l->displs = lalloc(l, (size_t)l->size, sizeof *l->displs);
+    size_t np = 3 * (size_t)nch + 2 > 2 * (size_t)own ? 3 * (size_t)nch + 2 : 2 * (size_t)own;
+    l->packed = lalloc(l, np, sizeof *l->packed);
     l->dch = lalloc(l, (size_t)nch, sizeof *l->dch);
     l->dpairs = lalloc(l, (size_t)nch, sizeof *l->dpairs);
     l->dload = lalloc(l, (size_t)nch, sizeof *l->dload);
     l->it.node_of = lalloc(l, (size_t)ni, sizeof *l->it.node_of);
     l->it.fill = lalloc(l, (size_t)l->it.nn, sizeof *l->it.fill);
     if (!l->route_tmp || !l->conn || !l->rest || !l->h || !l->fit || !l->gathered || !l->packed || !l->dch ||
-        !l->dpairs || !l->dload || !l->it.node_of || !l->it.fill)
+        !l->dpairs || !l->dload || !l->it.node_of || !l->it.fill || !l->counts || !l->displs)
         return 0;
+    for (int q = 0; q < l->size; q++) {
+        l->displs[q] = 2 * block_lo(q, l->it.nn, l->size);
+        l->counts[q] = 2 * block_lo(q + 1, l->it.nn, l->size) - l->displs[q];
+    }
     for (int a = 0; a < ni; a++) {
         l->conn[a] = 0;
         l->it.node_of[a] = -1;
@@ -145,7 +159,7 @@ static void leader_free(leader_t *l)
 {
     void *a[] = {l->route_out, l->route_in, l->route_tmp, l->len_out, l->len_in, l->conn,
                  l->rest,      l->h,        l->gathered,  l->packed,  l->fit,    l->dch,
-                 l->dpairs,    l->dload,    l->it.node_of, l->it.fill};
+                 l->dpairs,    l->dload,    l->it.node_of, l->it.fill, l->counts, l->displs};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
         mpitopo__free(a[i]);
     mpitopo__pload_free(&l->pl);
@@ -182,32 +196,35 @@ static int share_increment(leader_t *l, int winner, int p, int n)
     return MPI_SUCCESS;
 }
 
-/* The node of item p at this step: scored here, one allgather, the winner
- * by the serial tie rule; -1 when none fits. *winner: its leader. */
+/* The node of item p at this step: scored here, every node's (fits,
+ * metric) gathered, the winner by the serial loop's rule over them all
+ * (mpitopo__ptram_pick: the lowest metric, the lowest node on a tie);
+ * -1 when none fits. *winner: its leader. */
 static int choose(leader_t *l, int p, int *winner, int *rc)
 {
+    int nn = l->it.nn;
+    double *mine = l->packed; /* free until the increment */
     for (int n = l->lo; n < l->hi; n++) {
-        l->fit[n - l->lo] = (unsigned char)mpitopo__ptram_fits(&l->it, p, n);
-        l->h[n - l->lo] = l->fit[n - l->lo] ? mpitopo__ptram_score(&l->it, &l->pl, route_cb, l, p, n) : INFINITY;
+        int fit = mpitopo__ptram_fits(&l->it, p, n);
+        mine[2 * (n - l->lo)] = fit;
+        mine[2 * (n - l->lo) + 1] = fit ? mpitopo__ptram_score(&l->it, &l->pl, route_cb, l, p, n) : INFINITY;
     }
-    double mine[2], best;
-    mine[1] = mpitopo__ptram_pick(l->lo, l->hi, l->fit, l->h, &mine[0]);
     double t0 = now();
-    *rc = PMPI_Allgather(mine, 2, MPI_DOUBLE, l->gathered, 2, MPI_DOUBLE, l->comm);
+    *rc = PMPI_Allgatherv(mine, 2 * (l->hi - l->lo), MPI_DOUBLE, l->gathered, l->counts, l->displs, MPI_DOUBLE,
+                          l->comm);
     l->st->t_comm += now() - t0;
     if (*rc != MPI_SUCCESS)
         return -1;
-    /* The leaders' winners, in node order: the lowest metric, the first on a tie. */
-    *winner = -1;
-    for (int q = 0; q < l->size; q++) {
-        if (l->gathered[2 * q + 1] < 0)
-            continue;
-        if (*winner < 0 || l->gathered[2 * q] < best) {
-            best = l->gathered[2 * q];
-            *winner = q;
-        }
+    for (int n = 0; n < nn; n++) {
+        l->fit[n] = l->gathered[2 * n] != 0;
+        l->h[n] = l->gathered[2 * n + 1];
     }
-    return *winner < 0 ? -1 : (int)l->gathered[2 * *winner + 1];
+    double best;
+    int n = mpitopo__ptram_pick(0, nn, l->fit, l->h, &best);
+    for (int q = 0; n >= 0 && q < l->size; q++)
+        if (n >= block_lo(q, nn, l->size) && n < block_lo(q + 1, nn, l->size))
+            *winner = q;
+    return n;
 }
 
 /* The greedy loop on every leader; order/node: the steps (rank 0). Every
@@ -260,8 +277,8 @@ static void leader_init(leader_t *l, MPI_Comm comm, const mpitopo_network_t *net
     PMPI_Comm_size(comm, &l->size);
     l->comm = comm;
     l->net = net;
-    l->lo = (int)((int64_t)l->rank * l->it.nn / l->size);
-    l->hi = (int)((int64_t)(l->rank + 1) * l->it.nn / l->size);
+    l->lo = block_lo(l->rank, l->it.nn, l->size);
+    l->hi = block_lo(l->rank + 1, l->it.nn, l->size);
     *st = (mpitopo__ptram_par_stats_t){.leaders = l->size};
     l->st = st;
 }
