@@ -48,6 +48,7 @@
 #include <mpitopo/network.h>
 #ifndef MPITOPO_NO_MPI
 #include <mpitopo/mpi.h>
+#include <mpitopo/hhc.h>
 #include <mpitopo/coll.h>
 #endif
 

@@ -268,3 +268,165 @@ int64_t mpitopo__hhc_group(const mpitopo_network_t *net, int level, int node)
     }
     return base;
 }
+
+/* ---- the arithmetic of the virtual topology (src/mpi/hhc.c) and of the
+ * pattern generator (src/pattern/hhc.c), by end node number ---------------- */
+
+/* The end node number of x (the post-order of the header). */
+static int index_of(const hhc_t *h, hhc_node_t x)
+{
+    int64_t r = h->S[x.lev] - 1;
+    for (int i = h->L; i > x.lev; i--)
+        r += nibble(x, i) * h->S[i - 1];
+    return (int)r;
+}
+
+int mpitopo__hhc_nnodes(int D)
+{
+    if (D < 1 || D > HHC_MAX_DIM)
+        return -1;
+    hhc_t h;
+    hhc_shape(D, &h);
+    return (int)h.S[h.L];
+}
+
+int mpitopo__hhc_levels(int D)
+{
+    return (D + 2) / 3;
+}
+
+int mpitopo__hhc_cube_dim(int D, int j)
+{
+    int L = (D + 2) / 3;
+    return j < L ? 3 : D - 3 * (L - 1);
+}
+
+int mpitopo__hhc_level(int D, int node)
+{
+    hhc_t h;
+    hhc_shape(D, &h);
+    return node_of(&h, node).lev;
+}
+
+int mpitopo__hhc_parent(int D, int node, int *position)
+{
+    hhc_t h;
+    hhc_shape(D, &h);
+    hhc_node_t x = node_of(&h, node);
+    if (x.lev == h.L) {
+        *position = -1;
+        return -1;
+    }
+    *position = (int)(x.pos & 7);
+    x.lev++;
+    x.pos >>= 3;
+    return index_of(&h, x);
+}
+
+int mpitopo__hhc_child(int D, int centre, int q)
+{
+    hhc_t h;
+    hhc_shape(D, &h);
+    hhc_node_t x = node_of(&h, centre);
+    x.pos = x.pos * 8 + q;
+    x.lev--;
+    return index_of(&h, x);
+}
+
+int64_t mpitopo__hhc_id(int D, int node)
+{
+    hhc_t h;
+    hhc_shape(D, &h);
+    hhc_node_t x = node_of(&h, node);
+    int64_t id = 0;
+    for (int i = h.L; i >= 1; i--)
+        id = id << 4 | nibble(x, i);
+    return id;
+}
+
+int mpitopo__hhc_node_of_id(int D, int64_t id)
+{
+    hhc_t h;
+    hhc_shape(D, &h);
+    if (id < 0 || id >> (4 * h.L) != 0)
+        return -1;
+    /* Nibbles 1..lev are 1000, those above are positions (the top one
+     * below 2^t): anything else names no node. */
+    hhc_node_t x = {0, 0};
+    while (x.lev < h.L && (id >> (4 * x.lev) & 15) == HHC_CENTRE)
+        x.lev++;
+    for (int i = h.L; i > x.lev; i--) {
+        int v = (int)(id >> (4 * (i - 1)) & 15);
+        if (v >= 1 << h.k[i])
+            return -1;
+        x.pos = x.pos * 8 + v;
+    }
+    return index_of(&h, x);
+}
+
+void mpitopo__hhc_id_string(int D, int node, char *name, size_t size)
+{
+    hhc_t h;
+    hhc_shape(D, &h);
+    char buf[5 * HHC_MAX_LEVELS + 1];
+    id_name(&h, node_of(&h, node), buf);
+    snprintf(name, size, "%s", buf);
+}
+
+int mpitopo__hhc_id_parse(int D, const char *s, int64_t *id)
+{
+    int L = (D + 2) / 3;
+    int64_t v = 0;
+    for (int i = 0; i < L; i++) {
+        for (int b = 0; b < 4; b++, s++) {
+            if (*s != '0' && *s != '1')
+                return -1;
+            v = v << 1 | (*s - '0');
+        }
+        if (*s != (i + 1 < L ? '.' : '\0'))
+            return -1;
+        s += i + 1 < L;
+    }
+    *id = v;
+    return mpitopo__hhc_node_of_id(D, v) < 0 ? -1 : 0;
+}
+
+int mpitopo__hhc_path(int D, int src, int dst, int *nodes)
+{
+    hhc_t h;
+    hhc_shape(D, &h);
+    if (src == dst)
+        return 0;
+    hhc_node_t c = node_of(&h, src), d = node_of(&h, dst);
+    int top = h.L, len = 0;
+    while (nibble(c, top) == nibble(d, top))
+        top--;
+    if (c.lev < top) {
+        while (c.lev < top - 1) {
+            go_up(&h, &c);
+            nodes[len++] = index_of(&h, c);
+        }
+        if (d.lev == top) {
+            go_up(&h, &c);
+            nodes[len++] = index_of(&h, c);
+        } else {
+            int diff = nibble(c, top) ^ nibble(d, top);
+            for (int e = 0; e < h.k[top]; e++)
+                if (diff >> e & 1) {
+                    go_across(&h, &c, e);
+                    nodes[len++] = index_of(&h, c);
+                }
+        }
+    }
+    while (c.lev > d.lev) {
+        go_down(&h, &c, nibble(d, c.lev));
+        nodes[len++] = index_of(&h, c);
+    }
+    return len;
+}
+
+int mpitopo__hhc_max_path(int D)
+{
+    int L = (D + 2) / 3;
+    return 2 * (L - 1) + mpitopo__hhc_cube_dim(D, L);
+}

@@ -72,6 +72,32 @@ void mpitopo__hhc_free(mpitopo_network_t *net);
 int mpitopo__hhc_groups(const mpitopo_network_t *net, int64_t *size, const char **names);
 int64_t mpitopo__hhc_group(const mpitopo_network_t *net, int level, int node);
 
+/* The HHC's arithmetic by end node number (hhc.c), for the virtual
+ * topology (src/mpi/hhc.c) and the pattern "hhc:D". D in [1, 30] (nnodes
+ * returns -1 outside), nodes valid. A node's level l: 0 for the bottom
+ * nodes, l for the centre of a level-l cube; its parent: the centre of the
+ * cube it is a leaf of (-1 for the top centre), *position its nibble there
+ * (its rank in that cube); child: leaf q of centre's cube. Integer IDs hold
+ * the nibbles, the top cube's highest ("0011.0101" = 0x35); node_of_id and
+ * id_parse ("dddd.dddd", L nibbles) return -1 for no node. path: the nodes
+ * after src on the route src -> dst (the network's route, as end nodes),
+ * at most max_path(D); returns its length. */
+int mpitopo__hhc_nnodes(int D);
+int mpitopo__hhc_levels(int D);
+int mpitopo__hhc_cube_dim(int D, int j);
+int mpitopo__hhc_level(int D, int node);
+int mpitopo__hhc_parent(int D, int node, int *position);
+int mpitopo__hhc_child(int D, int centre, int q);
+int64_t mpitopo__hhc_id(int D, int node);
+int mpitopo__hhc_node_of_id(int D, int64_t id);
+void mpitopo__hhc_id_string(int D, int node, char *name, size_t size);
+int mpitopo__hhc_id_parse(int D, const char *s, int64_t *id);
+int mpitopo__hhc_path(int D, int src, int dst, int *nodes);
+int mpitopo__hhc_max_path(int D);
+/* The pattern "hhc:D" (src/pattern/hhc_pattern.c): the links of the
+ * network hhc:D, both ways, weight 1; D in [1, 24] (else MPITOPO_ERR_PARSE). */
+int mpitopo__hhc_pattern(int D, mpitopo_pattern_t **pattern);
+
 /* Fabric (fabric.c): "fabric:TOPOLOGY,ROUTES", the parameters s[0..len)
  * naming the two files, read into net (kind set there); routes by
  * forwarding tables, names from the files. */

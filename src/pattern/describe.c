@@ -1,5 +1,6 @@
 /* Patterns from one-line descriptions ("cart:128x128:moore=1", "ring:64:8",
  * "alltoall:64x64:1,0"). */
+#include "network/network_internal.h"
 #include "pattern/pattern_internal.h"
 
 #include <limits.h>
@@ -334,6 +335,17 @@ static int parse_alltoall(const char *desc, slice_t rest, mpitopo_pattern_t **pa
                   desc);
 }
 
+/* hhc:D: the links of the D-HHC network (src/pattern/hhc_pattern.c). */
+static int parse_hhc(const char *desc, slice_t rest, mpitopo_pattern_t **pattern)
+{
+    static const char *const names[] = {"D"};
+    slice_t f[1] = {{0}};
+    int d = 0, rc;
+    if ((rc = split_fields(desc, rest, 1, names, f)) || (rc = field_int(desc, "D", f[0], &d)))
+        return rc;
+    return rewrap(mpitopo__hhc_pattern(d, pattern), desc);
+}
+
 int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern)
 {
     if (!desc || !pattern)
@@ -351,8 +363,10 @@ int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern)
         return parse_complete(desc, rest, pattern);
     if (is(kind, "alltoall"))
         return parse_alltoall(desc, rest, pattern);
+    if (is(kind, "hhc"))
+        return parse_hhc(desc, rest, pattern);
     return bad(MPITOPO_ERR_PARSE, desc,
                "unknown kind \"%.*s\" (known: cart:DIMS[:options], random:N:DENSITY:SEED, "
-               "ring:N:K, complete:N, alltoall:DIMS:REMAIN[:bytes=B])",
+               "ring:N:K, complete:N, alltoall:DIMS:REMAIN[:bytes=B], hhc:D)",
                SLICE(kind));
 }

@@ -1,0 +1,252 @@
+/*
+ * Collectives over the whole HHC, the ones the seed paper (002, section
+ * 3.3) leaves "not available": each uses the tree for the centre-leaf links
+ * and every cube's Cartesian communicator inside the cube (the duplicates
+ * ftree and fcube, tag COLL_TAG, so that the user's traffic on the
+ * topology communicators never matches ours).
+ *
+ * Broadcast from root. The chain is root and its centres up to the top
+ * centre. A chain node above root receives from the chain node below it; a
+ * cube is entered at one leaf, the chain node when the cube's centre is
+ * above root on the chain (it also sends the data up), else leaf 0, which
+ * receives from the centre; then the cube broadcasts from that leaf. Data
+ * only flows from a node that has it to one that waits for it, along a tree,
+ * so the blocking calls cannot deadlock.
+ *
+ * Gather. The nodes are numbered in post-order, so the subtree of a node is
+ * the run of numbers that ends with it: each cube gathers its leaves'
+ * subtrees (equal sizes) to leaf 0, which sends them to the centre; the
+ * centre appends its own block. The top centre holds every block in node
+ * order and sends them to root, which unpacks block v at the gather position
+ * of node v (comm's rank order).
+ *
+ * Allreduce. The same climb with PMPI_Reduce in the cubes and
+ * PMPI_Reduce_local at the centres, then the broadcast from the top centre.
+ */
+#include "mpi/hhc_internal.h"
+#include "network/network_internal.h"
+
+#include <string.h>
+
+#define COLL_TAG 1802
+
+/* ---- broadcast ----------------------------------------------------------- */
+
+/* Whether node v is a centre strictly above root (on its chain). */
+static int above_root(int dim, int root, int v)
+{
+    int q;
+    for (int c = mpitopo__hhc_parent(dim, root, &q); c >= 0; c = mpitopo__hhc_parent(dim, c, &q))
+        if (c == v)
+            return 1;
+    return 0;
+}
+
+/* The child of centre c on root's chain (c above root). */
+static int chain_child(int dim, int root, int c)
+{
+    int q, v = root;
+    while (mpitopo__hhc_parent(dim, v, &q) != c)
+        v = mpitopo__hhc_parent(dim, v, &q);
+    return v;
+}
+
+int mpitopo__hhc_bcast_node(void *buf, int count, MPI_Datatype type, int root, mpitopo_hhc_t *h)
+{
+    int rc = MPI_SUCCESS, me = h->node, dim = h->dim;
+    int me_above = above_root(dim, root, me), on_chain = me == root || me_above;
+    if (me_above)
+        rc = PMPI_Recv(buf, count, type, chain_child(dim, root, me), COLL_TAG, h->ftree, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && h->centre >= 0) {
+        int entry = 0;
+        if (above_root(dim, root, h->centre)) {
+            int q;
+            mpitopo__hhc_parent(dim, chain_child(dim, root, h->centre), &q);
+            entry = q;
+            if (on_chain)
+                rc = PMPI_Send(buf, count, type, h->centre, COLL_TAG, h->ftree);
+        } else if (h->position == 0) {
+            rc = PMPI_Recv(buf, count, type, h->centre, COLL_TAG, h->ftree, MPI_STATUS_IGNORE);
+        }
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Bcast(buf, count, type, entry, h->fcube);
+    }
+    if (rc == MPI_SUCCESS && h->level > 0 && !me_above)
+        rc = PMPI_Send(buf, count, type, mpitopo__hhc_child(dim, me, 0), COLL_TAG, h->ftree);
+    return rc;
+}
+
+int mpitopo_hhc_bcast(void *buf, int count, MPI_Datatype type, long long root, mpitopo_hhc_t *hhc)
+{
+    int node, rc = mpitopo__hhc_check_id(hhc, __func__, "root", root, &node);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__hhc_bcast_node(buf, count, type, node, hhc);
+    return mpitopo__mpi_result(__func__, rc);
+}
+
+/* ---- gather --------------------------------------------------------------- */
+
+/* The nodes in the subtree of a level-l node. */
+static int subtree(int dim, int l)
+{
+    int s = 1;
+    for (int j = 1; j <= l; j++)
+        s = (1 << mpitopo__hhc_cube_dim(dim, j)) * s + 1;
+    return s;
+}
+
+/* The packed blocks of this node's subtree (sub, in node order, its own
+ * block packed last) gathered up to the top centre; blk bytes a block,
+ * cube room for the cube's blocks at its leaf 0. */
+static int gather_up(mpitopo_hhc_t *h, char *sub, char *cube, int blk)
+{
+    int rc = MPI_SUCCESS, dim = h->dim;
+    if (h->level > 0) {
+        int below = (subtree(dim, h->level) - 1) * blk;
+        rc = PMPI_Recv(sub, below, MPI_PACKED, mpitopo__hhc_child(dim, h->node, 0), COLL_TAG, h->ftree,
+                       MPI_STATUS_IGNORE);
+    }
+    if (rc != MPI_SUCCESS || h->centre < 0)
+        return rc;
+    int mine = subtree(dim, h->level) * blk;
+    int k = mpitopo__hhc_cube_dim(dim, h->level + 1);
+    rc = PMPI_Gather(sub, mine, MPI_PACKED, cube, mine, MPI_PACKED, 0, h->fcube);
+    if (rc == MPI_SUCCESS && h->position == 0)
+        rc = PMPI_Send(cube, mine << k, MPI_PACKED, h->centre, COLL_TAG, h->ftree);
+    return rc;
+}
+
+static int gather_impl(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, long long root, mpitopo_hhc_t *h)
+{
+    static const char *const fn = "mpitopo_hhc_gather";
+    int rootn, rc = mpitopo__hhc_check_id(h, fn, "root", root, &rootn);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int me = h->node, top = h->nnodes - 1, blk = 0;
+    MPI_Aint lb, extent = 0;
+    if (me == rootn && (rc = PMPI_Type_get_extent(recvtype, &lb, &extent)) != MPI_SUCCESS)
+        return rc;
+    /* MPI_IN_PLACE at root: its block is already in recvbuf. */
+    const void *in = sendbuf;
+    int incount = sendcount;
+    MPI_Datatype intype = sendtype;
+    if (sendbuf == MPI_IN_PLACE) {
+        in = (const char *)recvbuf + (MPI_Aint)h->block_of_node[me] * recvcount * extent;
+        incount = recvcount;
+        intype = recvtype;
+    }
+    /* The same type signature gives the same packed size on one machine,
+     * so every block has blk bytes. */
+    if ((rc = PMPI_Pack_size(incount, intype, h->ftree, &blk)) != MPI_SUCCESS)
+        return rc;
+    int nsub = subtree(h->dim, h->level);
+    size_t total = (size_t)blk * (size_t)h->nnodes;
+    char *sub = mpitopo__malloc((size_t)blk * (size_t)nsub + 1), *cube = NULL, *all = NULL;
+    if (h->position == 0)
+        cube = mpitopo__malloc(((size_t)blk * (size_t)nsub << mpitopo__hhc_cube_dim(h->dim, h->level + 1)) + 1);
+    if (me == rootn && me != top)
+        all = mpitopo__malloc(total + 1);
+    /* Agreed before any message, so that one process short of memory does
+     * not leave the others waiting. */
+    int ok = sub && (h->position != 0 || cube) && (all || me != rootn || me == top), all_ok = 0;
+    rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->ftree);
+    if (rc == MPI_SUCCESS && !all_ok)
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, fn, "out of memory on a process of the HHC");
+    int pos = (nsub - 1) * blk;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Pack(in, incount, intype, sub, nsub * blk, &pos, h->ftree);
+    if (rc == MPI_SUCCESS)
+        rc = gather_up(h, sub, cube, blk);
+    if (me == top)
+        all = sub;
+    if (rc == MPI_SUCCESS && me == rootn && me != top)
+        rc = PMPI_Recv(all, (int)total, MPI_PACKED, top, COLL_TAG, h->ftree, MPI_STATUS_IGNORE);
+    else if (rc == MPI_SUCCESS && me == top && rootn != top)
+        rc = PMPI_Send(all, (int)total, MPI_PACKED, rootn, COLL_TAG, h->ftree);
+    for (int v = 0; rc == MPI_SUCCESS && me == rootn && v < h->nnodes; v++) {
+        if (sendbuf == MPI_IN_PLACE && v == me)
+            continue;
+        int p = v * blk;
+        char *out = (char *)recvbuf + (MPI_Aint)h->block_of_node[v] * recvcount * extent;
+        rc = PMPI_Unpack(all, (int)total, &p, out, recvcount, recvtype, h->ftree);
+    }
+    if (all != sub)
+        mpitopo__free(all);
+    mpitopo__free(sub);
+    mpitopo__free(cube);
+    return rc;
+}
+
+int mpitopo_hhc_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, long long root, mpitopo_hhc_t *hhc)
+{
+    return mpitopo__mpi_result(
+        __func__, gather_impl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, hhc));
+}
+
+/* ---- allreduce ------------------------------------------------------------ */
+
+/* Room for count elements of type: the allocation and the buffer (shifted
+ * by the true lower bound). */
+static void *typed_alloc(int count, MPI_Datatype type, char **raw)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    *raw = NULL;
+    if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS)
+        return NULL;
+    size_t n = count > 0 ? (size_t)textent + (size_t)(count - 1) * (size_t)extent : 1;
+    if (!(*raw = mpitopo__malloc(n ? n : 1)))
+        return NULL;
+    return *raw - tlb;
+}
+
+static int allreduce_impl(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                          mpitopo_hhc_t *h)
+{
+    static const char *const fn = "mpitopo_hhc_allreduce";
+    if (!h)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "hhc = NULL");
+    int commute = 0, rc = PMPI_Op_commutative(op, &commute);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!commute)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "op is not commutative");
+    char *raw_acc, *raw_tmp;
+    void *acc = typed_alloc(count, type, &raw_acc), *tmp = typed_alloc(count, type, &raw_tmp);
+    /* Agreed across the HHC before any message: a process short of memory
+     * must not leave the others waiting. */
+    int ok = raw_acc && raw_tmp, all_ok = 0;
+    rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->ftree);
+    if (rc == MPI_SUCCESS && !all_ok)
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, fn, "out of memory on a process of the HHC");
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Sendrecv(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type, 0, 0, acc, count, type, 0, 0,
+                           MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && h->level > 0) {
+        rc = PMPI_Recv(tmp, count, type, mpitopo__hhc_child(h->dim, h->node, 0), COLL_TAG, h->ftree,
+                       MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Reduce_local(tmp, acc, count, type, op);
+    }
+    if (rc == MPI_SUCCESS && h->centre >= 0) {
+        rc = PMPI_Reduce(acc, tmp, count, type, op, 0, h->fcube);
+        if (rc == MPI_SUCCESS && h->position == 0)
+            rc = PMPI_Send(tmp, count, type, h->centre, COLL_TAG, h->ftree);
+    }
+    /* The top centre holds the result: into recvbuf, then to everyone. */
+    if (rc == MPI_SUCCESS && h->centre < 0)
+        rc = PMPI_Sendrecv(acc, count, type, 0, 0, recvbuf, count, type, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = mpitopo__hhc_bcast_node(recvbuf, count, type, h->nnodes - 1, h);
+    mpitopo__free(raw_acc);
+    mpitopo__free(raw_tmp);
+    return rc;
+}
+
+int mpitopo_hhc_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                          mpitopo_hhc_t *hhc)
+{
+    return mpitopo__mpi_result(__func__, allreduce_impl(sendbuf, recvbuf, count, type, op, hhc));
+}
