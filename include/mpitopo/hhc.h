@@ -260,6 +260,33 @@ MPITOPO_API int mpitopo_hhc_recv(void *buf, int count, MPI_Datatype type, long l
                                  mpitopo_hhc_t *hhc, long long *from, int *tag_out);
 
 /**
+ * @brief Receive a routed message if one has come: the nonblocking form of
+ * mpitopo_hhc_recv(); forwards what has come for others meanwhile.
+ *
+ * mpitopo_hhc_send() is already nonblocking in effect: it returns once the
+ * message is packed and its first hop posted. Calling this in a loop (with
+ * any source) is also how a process that waits for nothing keeps
+ * forwarding for others.
+ * @param[out] buf the data, when *flag is set
+ * @param[in] count room for count elements of type
+ * @param[in] type their datatype
+ * @param[in] src the source node ID or #MPITOPO_HHC_ANY
+ * @param[in] tag a tag or MPI_ANY_TAG
+ * @param[in,out] hhc the HHC
+ * @param[out] flag 1 when a message was received, else 0
+ * @param[out] from NULL or the source node ID
+ * @param[out] tag_out NULL or the tag
+ * @retval MPITOPO_SUCCESS on success (with or without a message)
+ * @retval MPITOPO_ERR_ARG as mpitopo_hhc_recv(), flag NULL
+ * @mpierr
+ * @par Collective:
+ * No: point-to-point; never waits.
+ */
+MPITOPO_API int mpitopo_hhc_try_recv(void *buf, int count, MPI_Datatype type, long long src,
+                                     int tag, mpitopo_hhc_t *hhc, int *flag, long long *from,
+                                     int *tag_out);
+
+/**
  * @brief Wait until every routed message sent before the call has reached
  * its destination (it may still wait there for its mpitopo_hhc_recv()).
  * @param[in,out] hhc the HHC

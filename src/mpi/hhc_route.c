@@ -6,8 +6,8 @@
  * is the header {destination, source, tag, payload bytes} followed by the
  * payload packed with PMPI_Pack, so any datatype travels as bytes.
  *
- * Forwarding happens in progress(), called by every routed function while
- * it waits: it receives the hops that came, keeps those for this node (in
+ * Forwarding happens in progress(), called by every routed function (and
+ * while it waits): it receives the hops that came, keeps those for this node (in
  * arrival order) and passes the others on with an Isend. The route between
  * two nodes is fixed and every hop keeps MPI's order between one pair on
  * one communicator, so messages between two nodes keep their order.
@@ -183,25 +183,36 @@ static hhc_msg_t *take(mpitopo_hhc_t *h, int src, int tag)
     return NULL;
 }
 
-static int recv_impl(void *buf, int count, MPI_Datatype type, long long src, int tag, mpitopo_hhc_t *h,
-                     long long *from, int *tag_out)
+/* recv (wait = 1) and try_recv (wait = 0: one round of progress, *flag
+ * whether a message was received). */
+static int recv_impl(const char *fn, void *buf, int count, MPI_Datatype type, long long src, int tag,
+                     mpitopo_hhc_t *h, int wait, int *flag, long long *from, int *tag_out)
 {
     int node = -1, rc = MPITOPO_SUCCESS;
+    if (flag)
+        *flag = 0;
     if (!h)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_hhc_recv", "hhc = NULL");
-    if (src != MPITOPO_HHC_ANY && (rc = mpitopo__hhc_check_id(h, "mpitopo_hhc_recv", "src", src, &node)))
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "hhc = NULL");
+    if (src != MPITOPO_HHC_ANY && (rc = mpitopo__hhc_check_id(h, fn, "src", src, &node)))
         return rc;
-    int room = 0;
     if (count < 0)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_hhc_recv", "count = %d must be >= 0", count);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "count = %d must be >= 0", count);
+    if (!wait && !flag)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "flag = NULL");
+    int room = 0, moved = 0;
     if ((rc = PMPI_Pack_size(count, type, h->ftree, &room)) != MPI_SUCCESS)
         return rc;
     hhc_msg_t *m;
-    while (!(m = take(h, node, tag)))
+    if (!wait && (rc = progress(h, &moved)) != MPITOPO_SUCCESS)
+        return rc;
+    while (!(m = take(h, node, tag))) {
+        if (!wait)
+            return MPITOPO_SUCCESS;
         if ((rc = progress_wait(h)) != MPITOPO_SUCCESS)
             return rc;
+    }
     if (m->nbytes > room) {
-        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_hhc_recv",
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn,
                              "count = %d: the message from node %d is longer (%d bytes packed, room for %d)",
                              count, m->src, m->nbytes, room);
     } else {
@@ -211,6 +222,8 @@ static int recv_impl(void *buf, int count, MPI_Datatype type, long long src, int
             *from = (long long)mpitopo__hhc_id(h->dim, m->src);
         if (tag_out)
             *tag_out = m->tag;
+        if (flag)
+            *flag = 1;
     }
     mpitopo__free(m->data);
     mpitopo__free(m);
@@ -220,7 +233,15 @@ static int recv_impl(void *buf, int count, MPI_Datatype type, long long src, int
 int mpitopo_hhc_recv(void *buf, int count, MPI_Datatype type, long long src, int tag, mpitopo_hhc_t *hhc,
                      long long *from, int *tag_out)
 {
-    return mpitopo__mpi_result(__func__, recv_impl(buf, count, type, src, tag, hhc, from, tag_out));
+    return mpitopo__mpi_result(__func__,
+                               recv_impl(__func__, buf, count, type, src, tag, hhc, 1, NULL, from, tag_out));
+}
+
+int mpitopo_hhc_try_recv(void *buf, int count, MPI_Datatype type, long long src, int tag, mpitopo_hhc_t *hhc,
+                         int *flag, long long *from, int *tag_out)
+{
+    return mpitopo__mpi_result(__func__,
+                               recv_impl(__func__, buf, count, type, src, tag, hhc, 0, flag, from, tag_out));
 }
 
 int mpitopo__hhc_fence(mpitopo_hhc_t *h, const char *func)

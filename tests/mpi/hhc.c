@@ -142,6 +142,13 @@ static void check_routed(mpitopo_hhc_t *h, int nnodes)
     MT_CHECK_RC(mpitopo_hhc_recv(&x, 1, MPI_INT, MPITOPO_HHC_ANY, 9, h, &from, NULL));
     int prev = (trank + nnodes - 1) % nnodes;
     MT_CHECK(x == prev * 10 && from == ids[prev], "any: %d from %llx", x, from);
+    /* Nonblocking: the ring again, polled. */
+    x = trank * 10 + 1;
+    MT_CHECK_RC(mpitopo_hhc_send(&x, 1, MPI_INT, ids[next], 11, h));
+    for (int flag = 0; !flag;)
+        if (!MT_CHECK_RC(mpitopo_hhc_try_recv(&x, 1, MPI_INT, ids[prev], 11, h, &flag, &from, NULL)))
+            break;
+    MT_CHECK(x == prev * 10 + 1 && from == ids[prev], "try_recv: %d from %llx", x, from);
     MT_CHECK_RC(mpitopo_hhc_fence(h));
     free(ids);
     MPI_Type_free(&vec);
