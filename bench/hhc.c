@@ -6,7 +6,8 @@
  * the top centre and a bottom node) and mpitopo_hhc_allreduce against
  * MPI_Bcast, MPI_Gather and MPI_Allreduce on the HHC's processes in comm's
  * order. Prints one table row per (operation, size): the median over -r
- * repetitions of the mean over -i iterations, in microseconds, rank 0's.
+ * repetitions of the time of -i iterations closed by a barrier, divided by
+ * -i, the slowest process's, in microseconds.
  *
  *   mpirun -n 37 bench/hhc [-s 8,1024,65536] [-i 50] [-r 5]
  */
@@ -61,7 +62,9 @@ static double measure(run_t *r, int op, int ours, int iters, int reps)
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters; i++)
             once(r, op, ours);
+        MPI_Barrier(r->ref); /* until the last process is done */
         t[k] = (MPI_Wtime() - t0) / iters * 1e6;
+        MPI_Allreduce(MPI_IN_PLACE, &t[k], 1, MPI_DOUBLE, MPI_MAX, r->ref);
     }
     for (int a = 1; a < reps; a++) /* insertion sort: reps is small */
         for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
