@@ -104,6 +104,45 @@ static void check_table(mpitopo_hhc_t *h, int dim, int nnodes)
     mpitopo_network_destroy(&net);
 }
 
+/* Under emulation (without a network: the tree mapper), the placement's
+ * weighted cost of the pattern hhc:D is never above the launch order's
+ * (node i on world rank i). Every process checks. */
+static void check_placement(mpitopo_hhc_t *h, int dim, int nnodes)
+{
+    mpitopo_machine_t *emu = NULL;
+    int *leaf = NULL;
+    if (!mt_emulation(&emu, &leaf) || !emu || mt_getenv("MPITOPO_NETWORK")) {
+        free(leaf);
+        mpitopo_machine_destroy(&emu);
+        return;
+    }
+    char desc[16];
+    snprintf(desc, sizeof desc, "hhc:%d", dim);
+    mpitopo_pattern_t *pat = NULL;
+    MT_CHECK_RC(mpitopo_pattern_from_string(desc, &pat));
+    int *placed = malloc((size_t)nnodes * sizeof *placed);
+    mpitopo_network_t *net = NULL;
+    MT_CHECK_RC(mpitopo_network_from_string(desc, &net));
+    for (int v = 0; v < nnodes; v++) { /* node v: its ID by the network's name, its rank, its leaf */
+        long long id = 0;
+        int r = 0;
+        char name[64];
+        mpitopo_network_node_name(net, v, name, sizeof name);
+        MT_CHECK_RC(mpitopo_hhc_id_from_string(h, name, &id));
+        MT_CHECK_RC(mpitopo_hhc_rank_of_id(h, id, &r, NULL));
+        placed[v] = leaf[r];
+    }
+    mpitopo_network_destroy(&net);
+    double launch = 0, mapped = 0;
+    MT_CHECK_RC(mpitopo_metrics_cost(emu, pat, leaf, MPITOPO_WEIGHT_BYTES, &launch));
+    MT_CHECK_RC(mpitopo_metrics_cost(emu, pat, placed, MPITOPO_WEIGHT_BYTES, &mapped));
+    MT_CHECK(mapped <= launch, "placement cost %g above the launch order's %g", mapped, launch);
+    free(placed);
+    free(leaf);
+    mpitopo_pattern_destroy(&pat);
+    mpitopo_machine_destroy(&emu);
+}
+
 /* Every node sends two messages to every node (itself included), a vector
  * of every other int; receives them by source in order, then any. */
 static void check_routed(mpitopo_hhc_t *h, int nnodes)
@@ -269,6 +308,7 @@ int main(int argc, char **argv)
         MPI_Comm ref = members(h); /* collective over the world: spares too */
         if (h) {
             check_table(h, dim, nnodes);
+            check_placement(h, dim, nnodes);
             check_routed(h, nnodes);
             check_collectives(h, nnodes, ref);
             MPI_Comm_free(&ref);
