@@ -25,10 +25,11 @@
 /* a complete graph of this many nodes has a million arcs */
 #define MPITOPO__NETMAP_SCOTCH_MAX 1024
 
+/* Scotch's own message goes to SCOTCH_errorPrint, which scotch.c defines
+ * and keeps for the scotch mapper: here only the call is named. */
 static int failed(const char *call)
 {
-    return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "scotchnet: %s failed (Scotch's message: see the "
-                           "scotch mapper's)", call);
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "scotchnet: %s failed", call);
 }
 
 /* Route costs in quarter hops, at least 1 between distinct nodes. */

@@ -375,10 +375,11 @@ static void test_alloc_failures(void **state)
     (void)state;
     const char *specs[4];
     int ns = nspecs(specs);
+    /* small: every allocation of the whole run (the tree mapper's too) fails once */
     mpitopo_network_t *net = NULL;
-    OK(mpitopo_network_from_string("torus:4x4", &net));
-    mpitopo_machine_t *m = net_machine(net, 16, "socket:2 core:2");
-    mpitopo_pattern_t *pat = random_pattern(64, 0.05, 3);
+    OK(mpitopo_network_from_string("torus:2x3", &net));
+    mpitopo_machine_t *m = net_machine(net, 6, "socket:2 core:1");
+    mpitopo_pattern_t *pat = random_pattern(12, 0.3, 3);
     for (int k = 0; k < ns; k++) {
         alloc_case_t c = {specs[k], m, net, pat};
         assert_true(unit_each_allocation_fails(specs[k], alloc_op, &c) > 10);
