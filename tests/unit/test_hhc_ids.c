@@ -6,7 +6,8 @@
  * pattern's links, as long as the network's, and against a breadth-first
  * search: the paper's routing crosses a cube bit by bit, so it is never
  * shorter than the BFS and longer by one hop exactly when it flips all
- * three bits of a 3-cube (two hops through the centre). */
+ * three bits of a 3-cube (two hops through the centre). And the pattern on
+ * its own network: one hop an edge. */
 #include "unit.h"
 
 #include "network/network_internal.h"
@@ -167,12 +168,37 @@ static void test_pattern_errors(void **state)
     mpitopo_pattern_destroy(&p);
 }
 
+/* The pattern on its own network, node i on end node i: every edge one hop
+ * (hop-bytes and dilation equal the edge count). */
+static void test_pattern_on_network(void **state)
+{
+    (void)state;
+    for (int D = 1; D <= 7; D++) {
+        mpitopo_network_t *net;
+        mpitopo_pattern_t *pat;
+        load(D, &net, &pat);
+        int n = mpitopo__hhc_nnodes(D);
+        int *ident = malloc((size_t)n * sizeof *ident);
+        for (int i = 0; i < n; i++)
+            ident[i] = i;
+        int64_t ne;
+        OK(mpitopo_pattern_nedges(pat, &ne));
+        mpitopo_network_metrics_t m;
+        OK(mpitopo_network_evaluate(net, pat, ident, NULL, NULL, &m));
+        assert_true(m.hop_bytes == (double)ne && m.dilation == (double)ne);
+        free(ident);
+        mpitopo_pattern_destroy(&pat);
+        mpitopo_network_destroy(&net);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_routes),
         cmocka_unit_test(test_pattern_errors),
+        cmocka_unit_test(test_pattern_on_network),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
