@@ -228,6 +228,28 @@ static void check_collectives(mpitopo_hhc_t *h, int nnodes, MPI_Comm ref)
         if (mrank == root)
             MT_CHECK(memcmp(got, want, (size_t)nnodes * N * sizeof *got) == 0, "gather in place to %d", root);
     }
+    /* Types that differ but match in signature: a vector of 3 ints sent,
+     * 3 contiguous ints received, to the top centre and to world order 0. */
+    MPI_Datatype vec;
+    MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    for (int k = 0; k < 2; k++) {
+        int root = k == 0 ? 0 : nnodes - 1, mine[6] = {mrank, -1, mrank + 1, -1, mrank + 2, -1};
+        long long rid = ids[root];
+        memset(got, 0xff, (size_t)nnodes * 3 * sizeof *got);
+        MT_CHECK_RC(mpitopo_hhc_gather(mine, 1, vec, got, 3, MPI_INT, rid, h));
+        for (int p = 0; mrank == root && p < nnodes; p++)
+            MT_CHECK(got[3 * p] == p && got[3 * p + 1] == p + 1 && got[3 * p + 2] == p + 2,
+                     "gather of a vector to %d: block %d = %d %d %d", root, p, got[3 * p], got[3 * p + 1],
+                     got[3 * p + 2]);
+        int b[6] = {-1, -1, -1, -1, -1, -1};
+        if (mrank == root)
+            memcpy(b, mine, sizeof b);
+        MT_CHECK_RC(mpitopo_hhc_bcast(b, 1, vec, rid, h));
+        MT_CHECK(b[0] == root && b[2] == root + 1 && b[4] == root + 2 && (mrank == root || b[1] == -1),
+                 "bcast of a vector from %d: %d %d %d %d", root, b[0], b[1], b[2], b[4]);
+    }
+    MPI_Type_free(&vec);
     MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_BXOR};
     for (int o = 0; o < 3; o++) {
         int in[N], out[N], ref_out[N];
@@ -260,6 +282,10 @@ static void check_errors(int dim)
     }
     MPI_Info info;
     MPI_Info_create(&info);
+    MPI_Info_set(info, "mpitopo_reorder", rank == 0 ? "false" : "true");
+    rc = mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &h);
+    MT_CHECK(rc == MPITOPO_ERR_MISMATCH && h == NULL, "mismatched reorder: %s (%s)", mpitopo_err_name(rc),
+             mpitopo_last_error());
     MPI_Info_set(info, "mpitopo_reorder", "maybe");
     rc = mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &h);
     MT_CHECK(rc == MPITOPO_ERR_PARSE, "bad reorder: %s", mpitopo_err_name(rc));
