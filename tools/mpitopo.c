@@ -546,19 +546,28 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
     opt.seed = a->c.seed;
     opt.launch = launch;
     opt.never_worse = a->never_worse;
+    int n = 0;
     for (int i = 0; i < *nresults && !status; i++) {
-        result_t *r = &results[i];
+        result_t *r = &results[n];
         snprintf(r->name, sizeof r->name, "%s", specs[i]);
         rc = eval_network ? mpitopo_map_network(specs[i], machine, eval_network, NULL, pattern, &opt, leaves,
                                                 &r->kept_launch)
                           : mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
+        if (rc == MPITOPO_ERR_RANGE && !a->mappers) {
+            /* A mapper of the default list beyond its size limit is left
+             * out, saying so; one the user named is an error. */
+            fprintf(stderr, "mpitopo: %s left out: %s\n", specs[i], mpitopo_last_error());
+            continue;
+        }
         if (rc == MPITOPO_SUCCESS)
             rc = mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
         if (rc != MPITOPO_SUCCESS)
             status = fail(specs[i], rc);
         else
             status = network_metrics(machine, pattern, leaves, r);
+        n++;
     }
+    *nresults = n;
     free(launch);
     free(leaves);
     return status;
