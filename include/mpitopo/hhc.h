@@ -319,8 +319,9 @@ MPITOPO_API int mpitopo_hhc_bcast(void *buf, int count, MPI_Datatype type, long 
 /**
  * @brief Gather over the HHC with the cubes and the tree.
  *
- * Each cube gathers its leaves' subtrees, its leaf 0 hands them to the
- * centre, up to the top centre, which sends the whole to root. Block j of
+ * Every centre receives its leaves' subtrees at once over the tree (each
+ * on its own centre-leaf link) and sends them on with its own block, up to
+ * the top centre, which sends the whole to root. Block j of
  * root's recvbuf comes from the process of the j-th lowest rank in comm
  * among the HHC's processes: MPI_Gather's result on those processes in
  * comm's order. sendbuf may be MPI_IN_PLACE at root.
