@@ -24,6 +24,9 @@
  *      swap goes over every part the same way; up to `rounds` rounds
  *      (10), or until a round swaps nothing.
  *
+ * Step 2 may run elsewhere (params->greedy: the node leaders of
+ * src/mpi/ptram_par.c, with the same scoring code, map/ptram_greedy.c);
+ * its steps are replayed here, so what follows sees the serial state.
  * When the tree mapper's parts are also a placement (part k on node k), that
  * placement goes through step 3 too, and the lower hybrid metric wins.
  * Then the processes of each node go onto its cores by the tree mapper on
