@@ -124,6 +124,9 @@ static const char *eval_help =
     "                        all-to-all inside each sub-communicator that\n"
     "                        MPI_Cart_sub(REMAIN) makes of a DIMS grid, e.g.\n"
     "                        alltoall:64x64:1,0 (every column)\n"
+    "  hhc:D                 the links of the D-dimensional HHC (seed 002) as\n"
+    "                        a pattern, its processes numbered as the hhc:D\n"
+    "                        network's end nodes\n"
     "  FILE                  a pattern file (mpitopo-pattern 1 N, then lines\n"
     "                        SRC DST BYTES MESSAGES), as the tracer writes it\n"
     "\n"
@@ -379,7 +382,7 @@ static int machine_nnodes(const mpitopo_machine_t *m);
 
 static int is_pattern_description(const char *s)
 {
-    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:", "alltoall:"};
+    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:", "alltoall:", "hhc:"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strncmp(s, kinds[i], strlen(kinds[i])))
             return 1;

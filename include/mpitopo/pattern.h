@@ -234,6 +234,10 @@ MPITOPO_API int mpitopo_pattern_subcomm_alltoall(int ndims, const int *dims, con
         alltoall:64x64:1,0 (each column), alltoall:16x16x16:1,0,1 (each
         plane of the first and last dimensions); one byte per message
         unless :bytes.
+   hhc:D
+        the links of the D-dimensional HHC network (seed 002; see
+        mpitopo_network_from_string()) both ways, one byte each, its
+        processes numbered as that network's end nodes (D in [1, 30]).
    random:N:DENSITY:SEED    ring:N:K    complete:N
         SEED a decimal integer in [0, 2^63-1].
    @endverbatim

@@ -216,8 +216,9 @@ typedef struct layout {
     int rec[MPITOPO_MAX_LEVELS + 3];
 } layout_t;
 
-/* The end node whose name's first word is this host's name (both up to
- * the first '.'), or -1. */
+/* The end node whose name's first word is this host's name, or -1: the
+ * whole name first ("node12.cluster" or an HHC's "0011.0101"), else the
+ * short names (up to the first '.') when exactly one end node has it. */
 static int end_node_by_name(const mpitopo_network_t *network, int *node)
 {
     char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
@@ -225,16 +226,19 @@ static int end_node_by_name(const mpitopo_network_t *network, int *node)
     if (rc != MPI_SUCCESS)
         return rc;
     host[len < 0 ? 0 : len > MPI_MAX_PROCESSOR_NAME ? MPI_MAX_PROCESSOR_NAME : len] = '\0';
-    size_t hlen = strcspn(host, ".");
-    int n;
+    size_t full = strlen(host), shortlen = strcspn(host, ".");
+    int n, exact = -1, by_short = -1, nshort = 0;
     mpitopo_network_size(network, &n, NULL, NULL);
-    *node = -1;
-    for (int e = 0; hlen > 0 && e < n && *node < 0; e++) {
+    for (int e = 0; full > 0 && e < n && exact < 0; e++) {
         char name[256];
         mpitopo_network_node_name(network, e, name, sizeof name);
-        if (strcspn(name, ". \t") == hlen && strncmp(name, host, hlen) == 0)
-            *node = e;
+        size_t word = strcspn(name, " \t");
+        if (word == full && strncmp(name, host, full) == 0)
+            exact = e;
+        else if (strcspn(name, ". \t") == shortlen && strncmp(name, host, shortlen) == 0 && nshort++ == 0)
+            by_short = e;
     }
+    *node = exact >= 0 ? exact : nshort == 1 ? by_short : -1;
     return MPITOPO_SUCCESS;
 }
 

@@ -478,5 +478,12 @@ expect_error ptram-no-network "ptram needs a network" "$cli" map --machine "node
 # is 2 columns of 4 processes, each all-to-all: 2 x 4 x 3 = 24 edges.
 check alltoall-pattern "$cli" eval --machine "node:2 core:4" --pattern alltoall:4x2:1,0 --mapper identity
 expect_in alltoall-pattern "pattern:   alltoall:4x2:1,0 (8 processes, 24 directed edges)"
+# The HHC pattern on its own network: hhc:3 is a 3-cube (12 links) and its
+# centre (8 links), 40 directed edges, every one a single channel: hop-bytes
+# 40, MC 1.
+check hhc-pattern "$cli" eval --machine "node:9 core:1" --pattern hhc:3 --network hhc:3 --mapper identity
+expect_in hhc-pattern "pattern:   hhc:3 (9 processes, 40 directed edges)"
+expect_in hhc-pattern "  hop-bytes                                            40"
+expect_in hhc-pattern "  max congestion (MC)                                   1"
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
 echo "PASS cli"
