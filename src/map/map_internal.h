@@ -83,6 +83,17 @@ int mpitopo__keep_launch_unless_cheaper(const mpitopo_machine_t *machine, const 
                                         const mpitopo_map_options_t *options, int nprocs, int *leaf_of_proc,
                                         int *kept);
 
+/* Place the processes procs[0..np) (increasing) on the np leaves of node
+ * unit u that are among the first nprocs: by the tree mapper on the levels
+ * inside the node (built from the leaves' paths) and the traffic among these
+ * processes, or in order when there is at most one such level. local has
+ * an entry per process, all -1, and is left so; `what` names the arrays in
+ * the message of an allocation failure. Shared by ptram and the network
+ * comparators (netmap_common.c). */
+int mpitopo__place_in_node(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
+                           const mpitopo_map_options_t *options, int u, const int *procs, int np, int *local,
+                           int *leaf_of_proc, const char *what);
+
 /* Check a mapper spec ("name" or "name:args") by running it on one
  * process; the error of mpitopo_map when it is bad. */
 int mpitopo__map_check_spec(const char *spec);

@@ -208,14 +208,10 @@ int mpitopo__netmap_setup(mpitopo__netmap_t *nm, const char *name, const mpitopo
     return rc;
 }
 
-/* Place procs[0..np) (increasing) on the np leaves of node u among the
- * first nprocs: the tree mapper on a machine of the levels below the node
- * (built from the leaves' paths) and the traffic among these processes. */
-static int place_in_node(const mpitopo__netmap_t *nm, const mpitopo_map_options_t *options, int u, const int *procs,
-                         int np, int *local, int *leaf_of_proc)
+int mpitopo__place_in_node(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
+                           const mpitopo_map_options_t *options, int u, const int *procs, int np, int *local,
+                           int *leaf_of_proc, const char *what)
 {
-    const mpitopo_machine_t *m = nm->m;
-    const mpitopo_pattern_t *pat = nm->pat;
     int first = m->first[m->node_level][u], below = m->nlevels - 1 - m->node_level;
     if (below <= 1 || np <= 1) {
         for (int i = 0; i < np; i++)
@@ -232,14 +228,17 @@ static int place_in_node(const mpitopo__netmap_t *nm, const mpitopo_map_options_
     int *src = mpitopo__malloc_array(na, sizeof *src), *dst = mpitopo__malloc_array(na, sizeof *dst);
     double *bytes = mpitopo__malloc_array(na, sizeof *bytes), *msgs = mpitopo__malloc_array(na, sizeof *msgs);
     int *paths = mpitopo__malloc_array((size_t)np * (size_t)below, sizeof *paths);
+    int *entry_leaf = mpitopo__malloc_array((size_t)np, sizeof *entry_leaf);
     int *sub_leaf = mpitopo__malloc_array((size_t)np, sizeof *sub_leaf);
-    int *entry_of = mpitopo__malloc_array((size_t)np, sizeof *entry_of);
     mpitopo_pattern_t *sp = NULL;
     mpitopo_machine_t *sm = NULL;
-    int rc = src && dst && bytes && msgs && paths && sub_leaf && entry_of ? MPITOPO_SUCCESS
-                                                                          : MPITOPO_NOMEM("a node's processes");
+    int rc = MPITOPO_SUCCESS;
+    if (!src || !dst || !bytes || !msgs || !paths || !entry_leaf || !sub_leaf) {
+        rc = MPITOPO_NOMEM(what);
+        goto cleanup;
+    }
     ne = 0;
-    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
+    for (int i = 0; i < np; i++)
         for (int64_t e = pat->offs[procs[i]]; e < pat->offs[procs[i] + 1]; e++)
             if (local[pat->dst[e]] >= 0) {
                 src[ne] = i;
@@ -250,30 +249,30 @@ static int place_in_node(const mpitopo__netmap_t *nm, const mpitopo_map_options_
     const char *names[MPITOPO_MAX_LEVELS];
     for (int l = 0; l < below; l++)
         names[l] = m->name[m->node_level + 1 + l];
-    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
+    for (int i = 0; i < np; i++)
         for (int l = 0; l < below; l++)
             paths[(size_t)i * (size_t)below + (size_t)l] = m->unit[m->node_level + 1 + l][first + i];
+    rc = mpitopo_pattern_create(np, ne, src, dst, bytes, msgs, &sp);
     if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_pattern_create(np, ne, src, dst, bytes, msgs, &sp);
-    /* entry i of the paths is leaf first + i; entry_of[j] the entry that
-     * became leaf j of sm */
-    int *leaf_of_entry = sub_leaf;
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_machine_from_paths(below, names, m->cost + m->node_level + 1, np, paths, &sm, leaf_of_entry);
-    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
-        entry_of[leaf_of_entry[i]] = i;
-    mpitopo_map_options_t o = *options;
-    o.launch = NULL;
-    o.never_worse = 0;
-    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo_machine_from_paths(below, names, m->cost + m->node_level + 1, np, paths, &sm, entry_leaf);
+    if (rc == MPITOPO_SUCCESS) {
+        mpitopo_map_options_t o = *options;
+        o.launch = NULL;
+        o.never_worse = 0;
         rc = mpitopo__map_tree(sm, sp, NULL, &o, sub_leaf);
+    }
+    /* Entry i is leaf first + i: paths, no longer needed, maps the leaves
+     * of sm back to their entries. */
     for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
-        leaf_of_proc[procs[i]] = first + entry_of[sub_leaf[i]];
+        paths[entry_leaf[i]] = i;
+    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
+        leaf_of_proc[procs[i]] = first + paths[sub_leaf[i]];
+cleanup:
     for (int i = 0; i < np; i++)
         local[procs[i]] = -1;
     mpitopo_pattern_destroy(&sp);
     mpitopo_machine_destroy(&sm);
-    void *arrays[] = {src, dst, bytes, msgs, paths, sub_leaf, entry_of};
+    void *arrays[] = {src, dst, bytes, msgs, paths, entry_leaf, sub_leaf};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         mpitopo__free(arrays[i]);
     return rc;
@@ -303,7 +302,8 @@ int mpitopo__netmap_finish(const mpitopo__netmap_t *nm, const mpitopo_map_option
     for (int p = 0; rc == MPITOPO_SUCCESS && p < nm->nprocs; p++)
         procs[at[node_of_part[nm->part[p]]]++] = p;
     for (int n = 0, lo = 0; rc == MPITOPO_SUCCESS && n < nn; n++) {
-        rc = place_in_node(nm, options, n, procs + lo, at[n] - lo, local, leaf_of_proc);
+        rc = mpitopo__place_in_node(nm->m, nm->pat, options, n, procs + lo, at[n] - lo, local, leaf_of_proc,
+                                    "a node's processes");
         lo = at[n];
     }
     mpitopo__free(seen);

@@ -856,85 +856,8 @@ static int refine(ptram_t *t, mpitopo__ptram_stats_t *st)
 
 /* ---- inside the nodes --------------------------------------------------- */
 
-/* Place the processes procs[0..np) (increasing) on the np leaves of node
- * unit u that are among the first nprocs: by the tree mapper on the levels
- * inside the node, or in order when there is at most one such level. */
-static int place_in_node(const ptram_t *t, const mpitopo_map_options_t *options, int u, const int *procs, int np,
-                         int *local, int *leaf_of_proc)
-{
-    const mpitopo_machine_t *m = t->m;
-    int first = m->first[m->node_level][u], below = m->nlevels - 1 - m->node_level;
-    if (below <= 1 || np <= 1) {
-        for (int i = 0; i < np; i++)
-            leaf_of_proc[procs[i]] = first + i;
-        return MPITOPO_SUCCESS;
-    }
-    const mpitopo_pattern_t *pat = t->pat;
-    for (int i = 0; i < np; i++)
-        local[procs[i]] = i;
-    int64_t ne = 0;
-    for (int i = 0; i < np; i++)
-        for (int64_t e = pat->offs[procs[i]]; e < pat->offs[procs[i] + 1]; e++)
-            ne += local[pat->dst[e]] >= 0;
-    size_t na = (size_t)(ne > 0 ? ne : 1);
-    int *src = mpitopo__malloc_array(na, sizeof *src), *dst = mpitopo__malloc_array(na, sizeof *dst);
-    double *bytes = mpitopo__malloc_array(na, sizeof *bytes), *msgs = mpitopo__malloc_array(na, sizeof *msgs);
-    int *paths = mpitopo__malloc_array((size_t)np * (size_t)below, sizeof *paths);
-    int *entry_leaf = mpitopo__malloc_array((size_t)np, sizeof *entry_leaf);
-    int *sub_leaf = mpitopo__malloc_array((size_t)np, sizeof *sub_leaf);
-    mpitopo_pattern_t *sp = NULL;
-    mpitopo_machine_t *sm = NULL;
-    int rc = MPITOPO_SUCCESS;
-    if (!src || !dst || !bytes || !msgs || !paths || !entry_leaf || !sub_leaf) {
-        rc = MPITOPO_NOMEM("a node's sub-problem");
-        goto cleanup;
-    }
-    ne = 0;
-    for (int i = 0; i < np; i++)
-        for (int64_t e = pat->offs[procs[i]]; e < pat->offs[procs[i] + 1]; e++)
-            if (local[pat->dst[e]] >= 0) {
-                src[ne] = i;
-                dst[ne] = local[pat->dst[e]];
-                bytes[ne] = pat->bytes[e];
-                msgs[ne++] = pat->msgs[e];
-            }
-    const char *names[MPITOPO_MAX_LEVELS];
-    for (int l = 0; l < below; l++)
-        names[l] = m->name[m->node_level + 1 + l];
-    for (int i = 0; i < np; i++)
-        for (int l = 0; l < below; l++)
-            paths[(size_t)i * (size_t)below + (size_t)l] = m->unit[m->node_level + 1 + l][first + i];
-    rc = mpitopo_pattern_create(np, ne, src, dst, bytes, msgs, &sp);
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_machine_from_paths(below, names, m->cost + m->node_level + 1, np, paths, &sm, entry_leaf);
-    if (rc == MPITOPO_SUCCESS) {
-        mpitopo_map_options_t o = *options;
-        o.launch = NULL;
-        o.never_worse = 0;
-        rc = mpitopo__map_tree(sm, sp, NULL, &o, sub_leaf);
-    }
-    /* Entry i is leaf first + i: paths, no longer needed, maps the leaves
-     * of sm back to their entries. */
-    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
-        paths[entry_leaf[i]] = i;
-    for (int i = 0; rc == MPITOPO_SUCCESS && i < np; i++)
-        leaf_of_proc[procs[i]] = first + paths[sub_leaf[i]];
-cleanup:
-    for (int i = 0; i < np; i++)
-        local[procs[i]] = -1;
-    mpitopo_pattern_destroy(&sp);
-    mpitopo_machine_destroy(&sm);
-    mpitopo__free(src);
-    mpitopo__free(dst);
-    mpitopo__free(bytes);
-    mpitopo__free(msgs);
-    mpitopo__free(paths);
-    mpitopo__free(entry_leaf);
-    mpitopo__free(sub_leaf);
-    return rc;
-}
-
-/* node[p]: the node in use of process p. */
+/* node[p]: the node in use of process p; each node's processes placed by
+ * mpitopo__place_in_node (netmap_common.c). */
 static int place_cores(const ptram_t *t, const mpitopo_map_options_t *options, const int *node, int *leaf_of_proc)
 {
     int *procs = mpitopo__malloc_array((size_t)t->nprocs, sizeof *procs);
@@ -951,7 +874,8 @@ static int place_cores(const ptram_t *t, const mpitopo_map_options_t *options, c
     for (int p = 0; rc == MPITOPO_SUCCESS && p < t->nprocs; p++)
         procs[at[node[p]]++] = p;
     for (int n = 0, lo = 0; rc == MPITOPO_SUCCESS && n < t->nn; n++) {
-        rc = place_in_node(t, options, n, procs + lo, at[n] - lo, local, leaf_of_proc);
+        rc = mpitopo__place_in_node(t->m, t->pat, options, n, procs + lo, at[n] - lo, local, leaf_of_proc,
+                                    "a node's sub-problem");
         lo = at[n];
     }
     mpitopo__free(procs);
