@@ -94,6 +94,16 @@ int mpitopo__place_in_node(const mpitopo_machine_t *m, const mpitopo_pattern_t *
                            const mpitopo_map_options_t *options, int u, const int *procs, int np, int *local,
                            int *leaf_of_proc, const char *what);
 
+/* The never-worse guard under a network (mpitopo_map_network, and the
+ * parallel ptram in src/mpi/ptram_par.c): the hybrid metric (weights 1, no
+ * normalisation) of leaf_of_proc against the launch's (options->launch,
+ * block when NULL), node unit u on end node net->end_node[u] (u when
+ * NULL); leaf_of_proc is replaced by the launch unless strictly better,
+ * and *kept set then. */
+int mpitopo__keep_launch_unless_hybrid_lower(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                                             const mpitopo_map_options_t *options, const mpitopo__map_net_t *net,
+                                             int nprocs, int *leaf_of_proc, int *kept);
+
 /* Check a mapper spec ("name" or "name:args") by running it on one
  * process; the error of mpitopo_map when it is bad. */
 int mpitopo__map_check_spec(const char *spec);

@@ -166,12 +166,9 @@ int mpitopo__keep_launch_unless_cheaper(const mpitopo_machine_t *machine, const 
     return rc;
 }
 
-/* The never-worse guard under a network: the hybrid metric (weights 1,
- * no normalisation) of the result against the launch's, node unit u on
- * end node end_node[u]; the launch is kept unless strictly better. */
-static int keep_launch_unless_hybrid_lower(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                                           const mpitopo_map_options_t *options, const mpitopo__map_net_t *net,
-                                           int nprocs, int *leaf_of_proc, int *kept)
+int mpitopo__keep_launch_unless_hybrid_lower(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                                             const mpitopo_map_options_t *options, const mpitopo__map_net_t *net,
+                                             int nprocs, int *leaf_of_proc, int *kept)
 {
     int *launch = mpitopo__malloc_array((size_t)nprocs, sizeof *launch);
     int *ends = mpitopo__malloc_array((size_t)nprocs, sizeof *ends);
@@ -236,7 +233,8 @@ static int map_impl(const char *spec, const mpitopo_machine_t *machine, const mp
         return MPITOPO_FAIL_CONTEXT(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper '%s' returned an invalid mapping",
                                       mapper->info.name);
     if (options->never_worse && mapper->map_net && net->network && nprocs > 0)
-        rc = keep_launch_unless_hybrid_lower(machine, pattern, options, net, nprocs, leaf_of_proc, &kept);
+        rc = mpitopo__keep_launch_unless_hybrid_lower(machine, pattern, options, net, nprocs, leaf_of_proc,
+                                                      &kept);
     else if (options->never_worse)
         rc = mpitopo__keep_launch_unless_cheaper(machine, pattern, options, nprocs, leaf_of_proc, &kept);
     if (kept_launch)

@@ -342,42 +342,6 @@ static int root_greedy(void *ctx, const mpitopo__ptram_items_t *it, const mpitop
     return rc; /* MPI's codes (positive) pass through */
 }
 
-/* The never-worse guard of mpitopo_map_network (registry.c) under a
- * network: the hybrid metric (weights 1, no normaliser) of the result
- * against the launch's; the launch is kept unless strictly better. */
-static int keep_launch(const mpitopo_machine_t *m, const mpitopo_network_t *net, const int *end_node,
-                       const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options, int *leaf_of_proc,
-                       int *kept)
-{
-    int nprocs = pattern->nprocs;
-    int *launch = mpitopo__malloc_array((size_t)nprocs, sizeof *launch);
-    int *ends = mpitopo__malloc_array((size_t)nprocs, sizeof *ends);
-    int rc = launch && ends ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the launch placement");
-    if (rc == MPITOPO_SUCCESS && options->launch)
-        memcpy(launch, options->launch, (size_t)nprocs * sizeof *launch);
-    else if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__place_block(m, nprocs, launch);
-    mpitopo_network_metrics_t before, after;
-    const int *maps[2] = {launch, leaf_of_proc};
-    mpitopo_network_metrics_t *out[2] = {&before, &after};
-    for (int i = 0; i < 2 && rc == MPITOPO_SUCCESS; i++) {
-        for (int p = 0; p < nprocs; p++) {
-            int u = mpitopo__node_of(m, maps[i][p]);
-            ends[p] = end_node ? end_node[u] : u;
-        }
-        rc = mpitopo_network_evaluate(net, pattern, ends, NULL, NULL, out[i]);
-    }
-    if (rc == MPITOPO_SUCCESS && !(after.hybrid < before.hybrid)) {
-        memcpy(leaf_of_proc, launch, (size_t)nprocs * sizeof *launch);
-        *kept = 1;
-        mpitopo__log(2, "mapping hybrid metric %g does not beat the launch placement's %g: launch kept", after.hybrid,
-                     before.hybrid);
-    }
-    mpitopo__free(launch);
-    mpitopo__free(ends);
-    return rc;
-}
-
 int mpitopo__ptram_par_applies(const mpitopo_nodeinfo_t *ni, const char *spec)
 {
     const mpitopo_network_t *net;
@@ -414,8 +378,12 @@ int mpitopo__ptram_par_map(MPI_Comm leaders, const char *spec, const mpitopo_mac
     rc = mpitopo_mapping_check(machine, pattern->nprocs, leaf_of_proc);
     if (rc != MPITOPO_SUCCESS && rc != MPITOPO_ERR_NOMEM)
         return MPITOPO_FAIL_CONTEXT(MPITOPO_ERR_INTERNAL, "mpitopo_map: mapper 'ptram' returned an invalid mapping");
-    if (rc == MPITOPO_SUCCESS && options->never_worse && pattern->nprocs > 0)
-        rc = keep_launch(machine, network, end_node, pattern, options, leaf_of_proc, kept);
+    if (rc == MPITOPO_SUCCESS && options->never_worse && pattern->nprocs > 0) {
+        /* the guard of mpitopo_map_network (registry.c) */
+        const mpitopo__map_net_t net = {network, end_node};
+        rc = mpitopo__keep_launch_unless_hybrid_lower(machine, pattern, options, &net, pattern->nprocs, leaf_of_proc,
+                                                      kept);
+    }
     return rc;
 }
 
