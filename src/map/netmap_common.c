@@ -313,6 +313,24 @@ int mpitopo__netmap_finish(const mpitopo__netmap_t *nm, const mpitopo_map_option
     return rc;
 }
 
+int mpitopo__netmap_run(const char *name, mpitopo__netmap_place_fn place, const mpitopo_machine_t *machine,
+                        const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                        const mpitopo__map_net_t *net, int *leaf_of_proc)
+{
+    mpitopo__netmap_t nm;
+    int trivial, *node_of = NULL;
+    int rc = mpitopo__netmap_setup(&nm, name, machine, pattern, options, net, leaf_of_proc, &trivial);
+    if (rc == MPITOPO_SUCCESS && !trivial) {
+        node_of = mpitopo__malloc_array((size_t)nm.nn, sizeof *node_of);
+        rc = node_of ? place(&nm, node_of) : MPITOPO_NOMEM("the nodes of the parts");
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo__netmap_finish(&nm, options, node_of, leaf_of_proc);
+    }
+    mpitopo__free(node_of);
+    mpitopo__netmap_free(&nm);
+    return rc;
+}
+
 /* ---- reverse Cuthill-McKee ----------------------------------------------- */
 
 typedef struct rcm_ctx {

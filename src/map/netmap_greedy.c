@@ -85,16 +85,5 @@ int mpitopo__map_netgreedy(const mpitopo_machine_t *machine, const mpitopo_patte
                            const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, int *leaf_of_proc)
 {
     (void)args;
-    mpitopo__netmap_t nm;
-    int trivial, *node_of = NULL;
-    int rc = mpitopo__netmap_setup(&nm, "greedy", machine, pattern, options, net, leaf_of_proc, &trivial);
-    if (rc == MPITOPO_SUCCESS && !trivial) {
-        node_of = mpitopo__malloc_array((size_t)nm.nn, sizeof *node_of);
-        rc = node_of ? greedy(&nm, node_of) : MPITOPO_NOMEM("the nodes of the parts");
-        if (rc == MPITOPO_SUCCESS)
-            rc = mpitopo__netmap_finish(&nm, options, node_of, leaf_of_proc);
-    }
-    mpitopo__free(node_of);
-    mpitopo__netmap_free(&nm);
-    return rc;
+    return mpitopo__netmap_run("greedy", greedy, machine, pattern, options, net, leaf_of_proc);
 }

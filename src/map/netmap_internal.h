@@ -65,6 +65,17 @@ static inline double mpitopo__netmap_dist(const mpitopo__netmap_t *nm, int n, in
 int mpitopo__netmap_finish(const mpitopo__netmap_t *nm, const mpitopo_map_options_t *options,
                            const int *node_of_part, int *leaf_of_proc);
 
+/* What each comparator does on its own: place the parts of nm one per
+ * node of its size (node_of[part] = node in use). */
+typedef int (*mpitopo__netmap_place_fn)(const mpitopo__netmap_t *nm, int *node_of);
+
+/* The comparator `name` (for messages) whose parts go where place puts
+ * them: mpitopo__netmap_setup, place, mpitopo__netmap_finish. Every
+ * mpitopo__map_net* below is this with its own place. */
+int mpitopo__netmap_run(const char *name, mpitopo__netmap_place_fn place, const mpitopo_machine_t *machine,
+                        const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                        const mpitopo__map_net_t *net, int *leaf_of_proc);
+
 /*
  * Reverse Cuthill-McKee order of the undirected graph (off, adj) of n
  * vertices (CSR, each edge both ways): per connected component a BFS
