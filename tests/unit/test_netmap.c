@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "map/netmap_internal.h"
-#include "unit.h"
+#include "net_test_util.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -26,68 +26,6 @@ static int nspecs(const char **specs)
         if (mpitopo_mapper_find(all[i], &mp) == MPITOPO_SUCCESS)
             specs[n++] = all[i];
     return n;
-}
-
-static uint64_t lcg(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *s >> 33;
-}
-
-/* A random directed pattern: every ordered pair an edge with probability
- * density, bytes 1..100. */
-static mpitopo_pattern_t *random_pattern(int n, double density, uint64_t seed)
-{
-    int *src = malloc((size_t)n * (size_t)n * sizeof *src), *dst = malloc((size_t)n * (size_t)n * sizeof *dst);
-    double *bytes = malloc((size_t)n * (size_t)n * sizeof *bytes);
-    int64_t ne = 0;
-    uint64_t s = seed * 2654435761ULL + 1;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            if (i != j && (double)(lcg(&s) % 10000) < density * 10000) {
-                src[ne] = i;
-                dst[ne] = j;
-                bytes[ne++] = (double)(1 + lcg(&s) % 100);
-            }
-    mpitopo_pattern_t *p = NULL;
-    OK(mpitopo_pattern_create(n, ne, src, dst, bytes, NULL, &p));
-    free(src);
-    free(dst);
-    free(bytes);
-    return p;
-}
-
-/* The machine "node:N <inside>" under the network's group levels. */
-static mpitopo_machine_t *net_machine(const mpitopo_network_t *net, int nodes, const char *inside)
-{
-    char desc[128];
-    snprintf(desc, sizeof desc, "node:%d %s", nodes, inside);
-    mpitopo_machine_t *flat = NULL, *m = NULL;
-    OK(mpitopo_machine_from_string(desc, &flat));
-    OK(mpitopo_network_machine(net, flat, NULL, &m, NULL));
-    mpitopo_machine_destroy(&flat);
-    return m;
-}
-
-static void end_nodes(const mpitopo_machine_t *m, int nprocs, const int *leaf, int *ends)
-{
-    int nl;
-    OK(mpitopo_machine_node_level(m, &nl));
-    for (int p = 0; p < nprocs; p++)
-        OK(mpitopo_machine_unit_of(m, nl, leaf[p], &ends[p]));
-}
-
-static mpitopo_network_metrics_t metrics_of(const mpitopo_network_t *net, const mpitopo_machine_t *m,
-                                            const mpitopo_pattern_t *pat, const int *leaf)
-{
-    int n;
-    mpitopo_pattern_nprocs(pat, &n);
-    int *ends = malloc((size_t)n * sizeof *ends);
-    end_nodes(m, n, leaf, ends);
-    mpitopo_network_metrics_t r;
-    OK(mpitopo_network_evaluate(net, pat, ends, NULL, NULL, &r));
-    free(ends);
-    return r;
 }
 
 /* ---- validity, determinism, the guard ----------------------------------- */
@@ -108,7 +46,7 @@ static void check_cases(const char *netdesc, int nodes, const char *inside, int 
         OK(mpitopo_placement(m, nprocs, s % 2 ? "random:3" : "block", launch));
         mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
         opt.launch = launch;
-        mpitopo_network_metrics_t lm = metrics_of(net, m, pat, launch);
+        mpitopo_network_metrics_t lm = metrics_of(net, m, pat, launch, NULL);
         for (int k = 0; k < ns; k++) {
             OK(mpitopo_map_network(specs[k], m, net, NULL, pat, &opt, a, NULL));
             OK(mpitopo_map_network(specs[k], m, net, NULL, pat, &opt, b, NULL));
@@ -122,7 +60,7 @@ static void check_cases(const char *netdesc, int nodes, const char *inside, int 
             opt.never_worse = 1;
             OK(mpitopo_map_network(specs[k], m, net, NULL, pat, &opt, b, &kept));
             opt.never_worse = 0;
-            mpitopo_network_metrics_t r = metrics_of(net, m, pat, b);
+            mpitopo_network_metrics_t r = metrics_of(net, m, pat, b, NULL);
             if (!(r.hybrid <= lm.hybrid))
                 fail_msg("%s never_worse on %s seed %d: hybrid %g above the launch's %g", specs[k], netdesc, s,
                          r.hybrid, lm.hybrid);
@@ -165,13 +103,13 @@ static void test_gpc_128_nodes_guard(void **state)
     OK(mpitopo_pattern_from_string("cart:32x32:weights=3,1", &pat));
     int *leaf = malloc(1024 * sizeof *leaf), *block = malloc(1024 * sizeof *block);
     OK(mpitopo_placement(m, 1024, "block", block));
-    mpitopo_network_metrics_t bm = metrics_of(net, m, pat, block);
+    mpitopo_network_metrics_t bm = metrics_of(net, m, pat, block, NULL);
     mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
     opt.never_worse = 1;
     for (int k = 0; k < ns; k++) {
         OK(mpitopo_map_network(specs[k], m, net, NULL, pat, &opt, leaf, NULL));
         OK(mpitopo_mapping_check(m, 1024, leaf));
-        assert_true(metrics_of(net, m, pat, leaf).hybrid <= bm.hybrid);
+        assert_true(metrics_of(net, m, pat, leaf, NULL).hybrid <= bm.hybrid);
     }
     free(leaf);
     free(block);
@@ -207,8 +145,8 @@ static void test_greedy_by_hand(void **state)
     const int want[4] = {1, 3, 2, 0};
     assert_memory_equal(leaf, want, sizeof want);
     OK(mpitopo_placement(m, 4, "block", block));
-    assert_true(metrics_of(net, m, pat, leaf).hop_bytes == 24);
-    assert_true(metrics_of(net, m, pat, block).hop_bytes == 52);
+    assert_true(metrics_of(net, m, pat, leaf, NULL).hop_bytes == 24);
+    assert_true(metrics_of(net, m, pat, block, NULL).hop_bytes == 52);
     mpitopo_pattern_destroy(&pat);
     mpitopo_machine_destroy(&m);
     mpitopo_network_destroy(&net);
@@ -424,7 +362,7 @@ static void gpc_table(const char *name, const char *pattern)
             OK(mpitopo_map_network(specs[k], m, net, NULL, pat, NULL, again, NULL));
             assert_memory_equal(leaf, again, (size_t)n * sizeof *leaf);
         }
-        mpitopo_network_metrics_t r = metrics_of(net, m, pat, leaf);
+        mpitopo_network_metrics_t r = metrics_of(net, m, pat, leaf, NULL);
         if (k == 0)
             b = r;
         printf("%-10s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f   (MC %g)\n", specs[k], r.hop_bytes / b.hop_bytes,

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "map/ptram_internal.h"
-#include "unit.h"
+#include "net_test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,12 +35,6 @@ static const int64_t *leader_route(void *ctx, int n, int m, int *len)
     leader_ctx_t *c = ctx;
     mpitopo_network_route(c->sim->net, c->it->end[n], c->it->end[m], c->sim->max_route, c->sim->route, len);
     return c->sim->route;
-}
-
-static uint64_t lcg(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *s >> 33;
 }
 
 static int sim_greedy(void *ctx, const mpitopo__ptram_items_t *it0, const mpitopo__pload_t *pl0, int *order,
@@ -141,27 +135,6 @@ static int sim_greedy(void *ctx, const mpitopo__ptram_items_t *it0, const mpitop
     free(dl);
     free(s->route);
     return MPITOPO_SUCCESS;
-}
-
-static mpitopo_pattern_t *random_pattern(int n, double density, uint64_t seed)
-{
-    int *src = malloc((size_t)n * (size_t)n * sizeof *src), *dst = malloc((size_t)n * (size_t)n * sizeof *dst);
-    double *bytes = malloc((size_t)n * (size_t)n * sizeof *bytes);
-    int64_t ne = 0;
-    uint64_t s = seed * 2654435761ULL + 1;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            if (i != j && (double)(lcg(&s) % 10000) < density * 10000) {
-                src[ne] = i;
-                dst[ne] = j;
-                bytes[ne++] = (double)(1 + lcg(&s) % 100);
-            }
-    mpitopo_pattern_t *p = NULL;
-    OK(mpitopo_pattern_create(n, ne, src, dst, bytes, NULL, &p));
-    free(src);
-    free(dst);
-    free(bytes);
-    return p;
 }
 
 static void test_simulated_leaders(void **state)
