@@ -262,22 +262,16 @@ static int new_rank(const cart_request_t *r, int *position)
     if (!mapped)
         return MPITOPO_NOMEM("the mapping");
     if ((rc = grid_pattern(r, &pattern)) == MPITOPO_SUCCESS) {
-        /* The identity: grid position p on the process of rank p. */
-        mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
-        opt.weight = r->weight;
-        opt.launch = leaf_of_rank;
-        opt.never_worse = 1;
-        int kept = 0;
-        rc = mpitopo__map_on_comm(ni, r->mapper, m, pattern, &opt, mapped, &kept);
+        int kept;
+        rc = mpitopo__map_from_launch(ni, r->mapper, m, pattern, r->weight, leaf_of_rank, mapped, &kept);
         if (rc != MPITOPO_SUCCESS)
             rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the grid");
         else
             report(r, ni, m, pattern, leaf_of_rank, mapped, kept);
     }
     *position = MPI_UNDEFINED;
-    for (int p = 0; rc == MPITOPO_SUCCESS && p < r->nprocs; p++)
-        if (mapped[p] == leaf_of_rank[r->rank])
-            *position = p;
+    if (rc == MPITOPO_SUCCESS)
+        *position = mpitopo__position_of(mapped, r->nprocs, leaf_of_rank[r->rank]);
     mpitopo_pattern_destroy(&pattern);
     mpitopo__free(mapped);
     return rc;

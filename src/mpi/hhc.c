@@ -93,20 +93,15 @@ static int place(const hhc_request_t *r, int *node)
         return MPITOPO_NOMEM("the mapping");
     const char *mapper = mpitopo__graph_mapper(ni, &r->opt);
     if ((rc = mpitopo__hhc_pattern(r->dim, &pattern)) == MPITOPO_SUCCESS) {
-        mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
-        opt.weight = r->opt.weight;
-        opt.launch = leaf_of_rank; /* node i on the process of rank i */
-        opt.never_worse = 1;
-        int kept = 0;
-        rc = mpitopo__map_on_comm(ni, mapper, m, pattern, &opt, mapped, &kept);
+        int kept; /* node i starts on the process of rank i */
+        rc = mpitopo__map_from_launch(ni, mapper, m, pattern, r->opt.weight, leaf_of_rank, mapped, &kept);
         if (rc != MPITOPO_SUCCESS)
             rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the %d-HHC", r->dim);
         else
             report(r, ni, m, pattern, mapper, leaf_of_rank, mapped, kept);
     }
-    for (int p = 0; rc == MPITOPO_SUCCESS && p < r->nnodes; p++)
-        if (mapped[p] == leaf_of_rank[r->rank])
-            *node = p;
+    if (rc == MPITOPO_SUCCESS)
+        *node = mpitopo__position_of(mapped, r->nnodes, leaf_of_rank[r->rank]);
     mpitopo_pattern_destroy(&pattern);
     mpitopo__free(mapped);
     return rc;

@@ -109,6 +109,13 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
 int mpitopo__map_on_comm(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
                          const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *opt, int *mapped,
                          int *kept);
+/* mpitopo__map_on_comm with the launch as the never-worse baseline:
+ * position p of pattern starts on the leaf of rank p (leaf_of_rank). */
+int mpitopo__map_from_launch(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
+                             const mpitopo_pattern_t *pattern, mpitopo_weight_t weight, const int *leaf_of_rank,
+                             int *mapped, int *kept);
+/* The position p whose mapped[p] is leaf, or MPI_UNDEFINED. */
+int mpitopo__position_of(const int *mapped, int n, int leaf);
 /* For the verbose line of a reordering: "; network: hop-bytes A -> B, MC
  * ..., hybrid ..." of the launch and the mapping when comm's machine has a
  * network, else "". */

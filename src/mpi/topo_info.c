@@ -96,6 +96,26 @@ int mpitopo__map_on_comm(const mpitopo_nodeinfo_t *ni, const char *spec, const m
     return mpitopo_map(spec, m, pattern, opt, mapped, kept);
 }
 
+int mpitopo__map_from_launch(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
+                             const mpitopo_pattern_t *pattern, mpitopo_weight_t weight, const int *leaf_of_rank,
+                             int *mapped, int *kept)
+{
+    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+    opt.weight = weight;
+    opt.launch = leaf_of_rank; /* position p on the process of rank p */
+    opt.never_worse = 1;
+    *kept = 0;
+    return mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, kept);
+}
+
+int mpitopo__position_of(const int *mapped, int n, int leaf)
+{
+    for (int p = 0; p < n; p++)
+        if (mapped[p] == leaf)
+            return p;
+    return MPI_UNDEFINED;
+}
+
 const char *mpitopo__graph_mapper(const mpitopo_nodeinfo_t *ni, const mpitopo__topo_options_t *o)
 {
     const mpitopo_network_t *net;
