@@ -30,7 +30,7 @@
  *
  * The pages of the topics: mpitopo_errors(3), mpitopo_machine(3),
  * mpitopo_pattern(3), mpitopo_mapping(3), mpitopo_metrics(3), mpitopo_network(3),
- * mpitopo_nodes(3), mpitopo_cart(3), mpitopo_graph(3),
+ * mpitopo_gpu(3), mpitopo_nodes(3), mpitopo_cart(3), mpitopo_graph(3),
  * mpitopo_neighbors(3), mpitopo_coll(3), mpitopo_requests(3); each function
  * has a page of its own name (mpitopo_cart_create(3)) that shows its topic.
  */
@@ -46,6 +46,7 @@
 #include <mpitopo/map.h>
 #include <mpitopo/metrics.h>
 #include <mpitopo/network.h>
+#include <mpitopo/gpu.h>
 #ifndef MPITOPO_NO_MPI
 #include <mpitopo/mpi.h>
 #include <mpitopo/hhc.h>

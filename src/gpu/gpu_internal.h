@@ -1,0 +1,58 @@
+/* GPU trees and the congestion-based greedy of thesis Alg. 5.1, shared by
+ * the GPU-tree constructors, the MAGC mapper and the GPU metrics. */
+#ifndef MPITOPO_GPU_INTERNAL_H
+#define MPITOPO_GPU_INTERNAL_H
+
+#include "core/internal.h"
+#include <mpitopo/network.h>
+#include <mpitopo/gpu.h>
+
+/*
+ * A tree of processing elements (GPUs or cores) with a bandwidth on every
+ * link. Vertex 0 is the root; parent[v] < v for every other vertex, so a
+ * pass over vertices in decreasing order visits children before parents.
+ * The link of vertex v (v > 0) joins v to parent[v] and carries bw[v]
+ * (GB/s; INFINITY for a link that never congests). The PEs are leaves,
+ * pe_vertex[i] the vertex of PE i, numbered in tree (depth-first) order.
+ */
+typedef struct mpitopo__ptree {
+    int nvert;
+    int npe;
+    int *parent;    /* nvert, parent[0] = -1 */
+    int *depth;     /* nvert, depth[0] = 0 */
+    double *bw;     /* nvert, bw[0] unused */
+    int *pe_vertex; /* npe */
+} mpitopo__ptree_t;
+
+struct mpitopo_gpus {
+    mpitopo__ptree_t tree;
+    char **vname; /* nvert names (kind of each vertex: "package", "gpu"...) */
+    char *desc;   /* the description string when built from one, else NULL */
+};
+
+int mpitopo__ptree_alloc(mpitopo__ptree_t *t, int nvert, int npe);
+void mpitopo__ptree_free(mpitopo__ptree_t *t);
+/* Fills depth[] from parent[] (parent[v] < v), checks the PE vertices are
+ * leaves. */
+int mpitopo__ptree_finish(mpitopo__ptree_t *t);
+
+/* A GPU tree from its parts (takes ownership of vname on success and on
+ * failure). */
+int mpitopo__gpus_new(mpitopo__ptree_t *tree, char **vname, const char *desc,
+                      mpitopo_gpus_t **gpus);
+
+/*
+ * Alg. 5.1 on one node: n processes (0..n-1, ties to the lowest), a
+ * symmetric volume matrix vol (n x n, vol[i*n+j] = c_ij + c_ji, zero
+ * diagonal), the tree t with npe >= n PEs. pe_of[i] receives the PE of
+ * process i. Returns MPITOPO_SUCCESS or MPITOPO_ERR_NOMEM.
+ */
+int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, int *pe_of);
+
+/* Max over links of load / bandwidth for n processes on PEs pe_of[] with
+ * the volumes vol (as above), plus extra[v] already on link v (may be
+ * NULL). */
+double mpitopo__ptree_mc(const mpitopo__ptree_t *t, int n, const double *vol, const int *pe_of,
+                         const double *extra, double *load);
+
+#endif
