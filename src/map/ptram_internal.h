@@ -174,7 +174,8 @@ typedef struct mpitopo__ptram_stats {
     double t_part, t_greedy, t_refine, t_total; /* seconds */
     double greedy_hybrid, final_hybrid, launch_hybrid;
     int swaps, rounds, kept_launch, zero_traffic;
-    int from_tree; /* the tree mapper's placement, refined, beat the greedy's */
+    int from_tree;   /* the tree mapper's placement, refined, won */
+    int from_launch; /* the launch's own nodes, refined, won */
 } mpitopo__ptram_stats_t;
 
 /* Parse "w=1,1,1,1:k=8:part=auto:rounds=10:blind:norm:strict" (args NULL: the

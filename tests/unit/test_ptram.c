@@ -170,6 +170,16 @@ static void run_checked(const char *netdesc, const char *inside, int nprocs, dou
     OK(mpitopo__ptram_run(m, pat, &opt, net, NULL, &prm, leaf, &st));
     OK(mpitopo_mapping_check(m, nprocs, leaf));
     assert_true(ctx.calls >= st.nparts + st.swaps);
+    /* Never worse than the (block) launch: hybrid and, but for strict, MC. */
+    int *block = malloc((size_t)nprocs * sizeof *block);
+    OK(mpitopo_placement(m, nprocs, "block", block));
+    mpitopo_network_metrics_t got = metrics_of(net, m, pat, leaf, prm.w);
+    mpitopo_network_metrics_t before = metrics_of(net, m, pat, block, prm.w);
+    if (!prm.strict)
+        assert_true(got.max_congestion <= before.max_congestion * (1 + 1e-12));
+    if (!prm.norm)
+        assert_true(got.hybrid <= before.hybrid * (1 + 1e-12));
+    free(block);
     /* The final structure equals the full evaluation of the result. */
     if (!st.kept_launch && !prm.norm) {
         mpitopo_network_metrics_t full = metrics_of(net, m, pat, leaf, prm.w);
