@@ -41,6 +41,18 @@ int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t 
 int mpitopo__map_tree(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 
+/* The collective-aware reorderings (collmap.c, thesis ch. 4): the launch
+ * placement permuted to fit recursive doubling, a ring, a binomial
+ * broadcast or gather; network-aware when given one. */
+int mpitopo__map_rdmh(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
+                      const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, int *leaf_of_proc);
+int mpitopo__map_rmh(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
+                     const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, int *leaf_of_proc);
+int mpitopo__map_bbmh(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
+                      const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, int *leaf_of_proc);
+int mpitopo__map_bgmh(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const char *args,
+                      const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, int *leaf_of_proc);
+
 #ifdef MPITOPO_HAVE_SCOTCH
 int mpitopo__map_scotch(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                         const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);

@@ -34,6 +34,15 @@ static const struct entry {
              "(LibTopoMap)", 0}, NULL, 0, mpitopo__map_netrcm},
     {{"rb", "needs a network (--network): recursive bisection of the parts and the nodes together (LibTopoMap)", 0},
      NULL, 0, mpitopo__map_netrb},
+    {{"rdmh", "collective-aware (thesis ch. 4): the launch placement reordered for recursive doubling "
+              "(allgather, allreduce; power-of-two process counts); network-aware with --network", 0},
+     NULL, 0, mpitopo__map_rdmh},
+    {{"rmh", "collective-aware (thesis ch. 4): the launch placement reordered for a ring (ring allgather)", 0},
+     NULL, 0, mpitopo__map_rmh},
+    {{"bbmh", "collective-aware (thesis ch. 4): the launch placement reordered for a binomial broadcast from 0", 0},
+     NULL, 0, mpitopo__map_bbmh},
+    {{"bgmh", "collective-aware (thesis ch. 4): the launch placement reordered for a binomial gather to 0", 0},
+     NULL, 0, mpitopo__map_bgmh},
 #ifdef MPITOPO_HAVE_SCOTCH
     {{"scotchnet", "needs a network (--network): Scotch mapping of the parts onto the network's nodes as a target "
                    "architecture, then one part per node", 0}, NULL, 0, mpitopo__map_netscotch},
