@@ -924,6 +924,100 @@ MPITOPO_API int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_
 /** @} */
 
 /**
+ * @defgroup mpitopo_collectives Collectives on reordered communicators
+ * @ingroup mpitopo
+ * @brief Allgather, broadcast, gather and allreduce run by mpitopo's own
+ * algorithms, on copies of the communicator reordered for each algorithm.
+ *
+ * The arguments and results are those of MPI_Allgather, MPI_Bcast,
+ * MPI_Gather and MPI_Allreduce (MPI_IN_PLACE included). mpitopo runs its own
+ * algorithms over point-to-point messages: allgather by recursive doubling
+ * (powers of two; other sizes fall back to Bruck, said at MPITOPO_VERBOSE=1),
+ * Bruck (any size), ring, or hierarchically (gather to the node leader,
+ * allgather among leaders, broadcast inside the node; linear or binomial
+ * inside the node); broadcast and gather by a binomial tree; allreduce by
+ * recursive doubling (other sizes fold the extra processes in first).
+ *
+ * Reordering (thesis chapter 4). For each algorithm (and root), mpitopo
+ * builds once, on first use, a copy of comm whose rank order fits that
+ * algorithm's pattern to the distances between the processes (the machine
+ * of mpitopo_comm_machine(), and its network when known): RDMH for
+ * recursive doubling, RMH for ring, BBMH for the broadcast tree, BGMH for
+ * the gather tree. The copy is cached on comm (freed with it) and used by
+ * every later call. The original order is kept when the reordered one is
+ * not strictly cheaper under the distance model, so reordering never makes
+ * a layout worse under that model. Results are always in the order of
+ * comm's ranks: the blocks are exchanged once before the algorithm
+ * ("initcomm", default) or put in place at the end ("endshfl"); ring stores
+ * each block at its place directly. Allreduce with a user operation that is
+ * not commutative keeps comm's order (operands combined in rank order).
+ *
+ * Configuration: the info key "mpitopo_coll" of comm (mpitopo_comm_set_info())
+ * comes first, then the environment variable MPITOPO_COLL:
+ * @verbatim
+   off | auto        (library: both mean auto; the shim routes MPI_Allgather
+                      etc. to mpitopo only when the value is not off)
+   ITEM[,ITEM...]    items, separated by commas or blanks:
+     OP=ALG[:HEUR[:ORDER]]   OP: allgather, bcast, gather, allreduce, all
+        ALG  allgather: auto, rd, bruck, ring, hier (linear inside the
+             node), hierb (binomial inside the node), mpi;
+             bcast, gather: auto, binomial, mpi; allreduce: auto, rd, mpi
+             (mpi: the host MPI's own call; the shim then passes it on)
+        HEUR none, auto (the algorithm's own heuristic), rdmh, rmh, bbmh, bgmh
+        ORDER initcomm (default) or endshfl
+     order=initcomm|endshfl  every operation's order
+     switch=BYTES            allgather block size from which auto takes ring
+                             (default 1024; below: rd, or bruck when the
+                             size is not a power of two)
+   @endverbatim
+ * Unknown names give #MPITOPO_ERR_ARG from every call, naming the value.
+ * Every process must see the same configuration. With MPITOPO_VERBOSE=1,
+ * rank 0 prints one line per communicator, operation and choice: the
+ * algorithm, the heuristic and whether the reordered order was used.
+ *
+ * Datatypes: any (derived, non-contiguous) for allgather, broadcast and
+ * gather; allreduce takes any datatype and operation MPI_Reduce_local takes.
+ * Counts that differ across processes are erroneous (as in MPI): a larger
+ * block than the receiver expects is reported as MPI_ERR_TRUNCATE, a smaller
+ * one is not detected.
+ *
+ * The first call of an algorithm on comm is collective and blocking in all
+ * forms (it builds the reordered copy); nonblocking forms return requests of
+ * the same engine as the neighbourhood collectives (see mpitopo_requests(3)),
+ * completed with mpitopo_wait() or mpitopo_test().
+ * @{
+ */
+
+/** @brief The operation numbers of mpitopo_coll_handles(). */
+#define MPITOPO_COLL_OP_ALLGATHER 0
+/** @brief Broadcast, for mpitopo_coll_handles(). */
+#define MPITOPO_COLL_OP_BCAST 1
+/** @brief Gather, for mpitopo_coll_handles(). */
+#define MPITOPO_COLL_OP_GATHER 2
+/** @brief Allreduce, for mpitopo_coll_handles(). */
+#define MPITOPO_COLL_OP_ALLREDUCE 3
+
+/**
+ * @brief Whether mpitopo runs an operation on a communicator as configured
+ * (what the shim asks before routing MPI_Allgather and the others).
+ * @param[in] which MPITOPO_COLL_OP_ALLGATHER, _BCAST, _GATHER or _ALLREDUCE
+ * @param[in] comm the communicator
+ * @param[in] sendtype the send datatype (ignored for bcast and allreduce)
+ * @param[in] recvtype the receive datatype (bcast and allreduce: the datatype)
+ * @param[in] op the operation (allreduce only; else ignored)
+ * @return 1 when the configuration (info key mpitopo_coll, else
+ *         MPITOPO_COLL) is set and not "off", the operation's algorithm is
+ *         not "mpi", comm is an intracommunicator and the datatypes and
+ *         operation are valid; 0 otherwise (also for a bad configuration,
+ *         which the shim leaves to MPI)
+ * @local
+ */
+MPITOPO_API int mpitopo_coll_handles(int which, MPI_Comm comm, MPI_Datatype sendtype,
+                                     MPI_Datatype recvtype, MPI_Op op);
+
+/** @} */
+
+/**
  * @defgroup mpitopo_requests Requests: start, wait, test, progress
  * @ingroup mpitopo
  * @brief Requests of the nonblocking and persistent neighbourhood

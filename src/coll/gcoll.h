@@ -1,0 +1,86 @@
+/*
+ * The global collectives of mpitopo (allgather, bcast, gather, allreduce;
+ * issue 19, thesis ch. 4): algorithms over point-to-point on reordered
+ * copies of the user's communicator, run by the schedule engine of the
+ * neighbourhood collectives (request.c).
+ *
+ * FOR THE SHIM (src/pmpi): the shim is a separate library and the
+ * mpitopo__* symbols are hidden in libmpitopo, so it cannot call
+ * mpitopo__coll_handles. It calls the public, documented
+ * mpitopo_coll_handles() of <mpitopo/coll.h> instead (same arguments, same
+ * answer), with the public constants MPITOPO_COLL_OP_ALLGATHER, _BCAST,
+ * _GATHER, _ALLREDUCE (the MPITOPO__COLL_OP_* below are the same values).
+ * Then it calls mpitopo_allgather / mpitopo_iallgather / ... (public).
+ */
+#ifndef MPITOPO_COLL_GCOLL_H
+#define MPITOPO_COLL_GCOLL_H
+
+#include "coll/coll_internal.h"
+
+/* The operations (same values as the public MPITOPO_COLL_OP_*). */
+#define MPITOPO__COLL_OP_ALLGATHER MPITOPO_COLL_OP_ALLGATHER
+#define MPITOPO__COLL_OP_BCAST MPITOPO_COLL_OP_BCAST
+#define MPITOPO__COLL_OP_GATHER MPITOPO_COLL_OP_GATHER
+#define MPITOPO__COLL_OP_ALLREDUCE MPITOPO_COLL_OP_ALLREDUCE
+#define MPITOPO__COLL_NOPS 4
+
+/* 1 when mpitopo handles this call as configured (MPITOPO_COLL / info key
+ * mpitopo_coll of comm not unset or "off", the operation's algorithm not
+ * "mpi", an intracommunicator, datatypes and op supported), 0 when the
+ * shim must call PMPI_*. Local. */
+int mpitopo__coll_handles(int which, MPI_Comm comm, MPI_Datatype sendtype, MPI_Datatype recvtype,
+                          MPI_Op op);
+
+/* Algorithms (per operation; GA_AUTO: chosen by size and layout). */
+typedef enum {
+    MPITOPO__GA_AUTO = 0,
+    MPITOPO__GA_MPI,       /* the host MPI's own PMPI_* call */
+    MPITOPO__GA_RD,        /* allgather, allreduce: recursive doubling */
+    MPITOPO__GA_BRUCK,     /* allgather */
+    MPITOPO__GA_RING,      /* allgather */
+    MPITOPO__GA_HIER,      /* allgather: hierarchical, linear inside the node */
+    MPITOPO__GA_HIERB,     /* allgather: hierarchical, binomial inside the node */
+    MPITOPO__GA_BINOMIAL,  /* bcast, gather */
+    MPITOPO__GA_COUNT
+} mpitopo__galg_t;
+
+/* Reordering heuristic of one operation. */
+typedef enum {
+    MPITOPO__GH_AUTO = 0, /* the algorithm's own heuristic, kept when cheaper */
+    MPITOPO__GH_NONE,
+    MPITOPO__GH_RDMH,
+    MPITOPO__GH_RMH,
+    MPITOPO__GH_BBMH,
+    MPITOPO__GH_BGMH,
+    MPITOPO__GH_COUNT
+} mpitopo__gheur_t;
+
+typedef enum { MPITOPO__GO_INITCOMM = 0, MPITOPO__GO_ENDSHFL } mpitopo__gorder_t;
+
+/* A parsed MPITOPO_COLL / mpitopo_coll value. */
+typedef struct mpitopo__gconf {
+    int off;                               /* unset or "off": the shim passes */
+    mpitopo__galg_t alg[MPITOPO__COLL_NOPS];
+    mpitopo__gheur_t heur[MPITOPO__COLL_NOPS];
+    int order[MPITOPO__COLL_NOPS];         /* mpitopo__gorder_t; -1: default (initcomm) */
+    long long switch_bytes;                /* RD/Bruck below, ring from (default 1024) */
+} mpitopo__gconf_t;
+
+/* Parse a value (errors MPITOPO_ERR_ARG naming `where` and the value). */
+int mpitopo__gconf_parse(const char *text, mpitopo__gconf_t *c, const char *where,
+                         const char *func);
+
+/* The configuration in force on comm: the info key mpitopo_coll of comm
+ * (mpitopo_comm_set_info, else comm's MPI info), else MPITOPO_COLL, else
+ * auto with off = 1. */
+int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_t *c, const char *func);
+
+const char *mpitopo__galg_name(mpitopo__galg_t a);
+const char *mpitopo__gheur_name(mpitopo__gheur_t h);
+
+/* For tests: the algorithm, heuristic and whether the reordered order was
+ * used (1) or the original kept (0) by the last call of operation `which`
+ * on comm (by the calling process). MPITOPO_ERR_NOT_FOUND when none ran. */
+int mpitopo__coll_last(MPI_Comm comm, int which, int *alg, int *heur, int *reordered);
+
+#endif
