@@ -127,6 +127,12 @@ static const char *eval_help =
     "  hhc:D                 the links of the D-dimensional HHC (seed 002) as\n"
     "                        a pattern, its processes numbered as the hhc:D\n"
     "                        network's end nodes\n"
+    "  coll:ALG:N[:BYTES]    the messages of a collective algorithm over N\n"
+    "                        ranks: allgather-rd (N a power of two),\n"
+    "                        allgather-ring, allgather-bruck, bcast-binomial,\n"
+    "                        gather-binomial; BYTES one rank's block (the\n"
+    "                        buffer for bcast), default 1; compare the\n"
+    "                        mappers rdmh, rmh, bbmh, bgmh on them\n"
     "  FILE                  a pattern file (mpitopo-pattern 1 N, then lines\n"
     "                        SRC DST BYTES MESSAGES), as the tracer writes it\n"
     "\n"
@@ -382,7 +388,7 @@ static int machine_nnodes(const mpitopo_machine_t *m);
 
 static int is_pattern_description(const char *s)
 {
-    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:", "alltoall:", "hhc:"};
+    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:", "alltoall:", "hhc:", "coll:"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strncmp(s, kinds[i], strlen(kinds[i])))
             return 1;

@@ -238,6 +238,13 @@ MPITOPO_API int mpitopo_pattern_subcomm_alltoall(int ndims, const int *dims, con
         the links of the D-dimensional HHC network (seed 002; see
         mpitopo_network_from_string()) both ways, one byte each, its
         processes numbered as that network's end nodes (D in [1, 30]).
+   coll:ALG:N[:BYTES]
+        the messages of a collective algorithm over N processes, each edge
+        with the bytes and count of the messages along it; ALG one of
+        allgather-rd (N a power of two), allgather-ring, allgather-bruck,
+        bcast-binomial, gather-binomial (root 0); BYTES, a number >= 0, is
+        one rank's block (allgather, gather) or the buffer (bcast), 1 by
+        default; N at most 2^20.
    random:N:DENSITY:SEED    ring:N:K    complete:N
         SEED a decimal integer in [0, 2^63-1].
    @endverbatim

@@ -365,8 +365,10 @@ int mpitopo_pattern_from_string(const char *desc, mpitopo_pattern_t **pattern)
         return parse_alltoall(desc, rest, pattern);
     if (is(kind, "hhc"))
         return parse_hhc(desc, rest, pattern);
+    if (is(kind, "coll"))
+        return mpitopo__coll_pattern(desc, rest.s, rest.len, pattern);
     return bad(MPITOPO_ERR_PARSE, desc,
                "unknown kind \"%.*s\" (known: cart:DIMS[:options], random:N:DENSITY:SEED, "
-               "ring:N:K, complete:N, alltoall:DIMS:REMAIN[:bytes=B], hhc:D)",
+               "ring:N:K, complete:N, alltoall:DIMS:REMAIN[:bytes=B], hhc:D, coll:ALG:N[:BYTES])",
                SLICE(kind));
 }

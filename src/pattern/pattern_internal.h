@@ -72,4 +72,9 @@ void mpitopo__coo_free(mpitopo__coo_t *coo);
  * weight overflows to infinity, MPITOPO_ERR_NOMEM. */
 int mpitopo__pattern_from_coo(int nprocs, mpitopo__coo_t *coo, mpitopo_pattern_t **pattern);
 
+/* The pattern "coll:ALG:N[:BYTES]" (coll_pattern.c): the messages of a
+ * collective algorithm; s[0..len) is what follows "coll:", desc the whole
+ * description for the messages. MPITOPO_ERR_PARSE for a bad field. */
+int mpitopo__coll_pattern(const char *desc, const char *s, size_t len, mpitopo_pattern_t **pattern);
+
 #endif
