@@ -41,6 +41,9 @@ int mpitopo__ptree_finish(mpitopo__ptree_t *t);
 int mpitopo__gpus_new(mpitopo__ptree_t *tree, char **vname, const char *desc,
                       mpitopo_gpus_t **gpus);
 
+/* mpitopo_gpus_from_hwloc(), NVLink ignored when nvlink is 0 ("pcie:FILE"). */
+int mpitopo__gpus_from_hwloc_opt(const char *xml_path, int nvlink, mpitopo_gpus_t **gpus);
+
 /*
  * Alg. 5.1 on one node: n processes (0..n-1, ties to the lowest), a
  * symmetric volume matrix vol (n x n, vol[i*n+j] = c_ij + c_ji, zero

@@ -3,14 +3,6 @@
  * gpu_metrics.c within this issue). */
 #include "gpu/gpu_internal.h"
 
-int mpitopo_gpus_from_hwloc(const char *xml_path, mpitopo_gpus_t **gpus)
-{
-    (void)xml_path;
-    if (gpus)
-        *gpus = NULL;
-    return MPITOPO_FAIL(MPITOPO_ERR_UNSUPPORTED, "not implemented yet (issue 20)");
-}
-
 int mpitopo_map_gpu(const char *spec, const mpitopo_machine_t *machine,
                     const mpitopo_network_t *network, const int *end_node,
                     const mpitopo_gpus_t *gpus, const mpitopo_pattern_t *cpu_pattern,

@@ -1,0 +1,221 @@
+/*
+ * Thesis Alg. 5.1: congestion-based greedy mapping of one node's processes
+ * onto the PEs (cores or GPUs) of a tree with a bandwidth per link
+ * (../shared/spec/thesis-spec.md §4.4), with the [I] choices:
+ *  - volumes and the neighbour indicator are symmetric: vol[i][j] = c_ij +
+ *    c_ji, neighbours when vol > 0 (Q5.1, Q5.2);
+ *  - a 0/0 average counts as 0;
+ *  - ties: the lowest process, then the lowest PE.
+ * Each step picks the unmapped process q with the largest
+ *   delta(q) = (avg volume to mapped neighbours) - (avg volume to unmapped ones),
+ * then the free PE whose tentative placement gives the smallest maximum
+ * congestion (load / bandwidth over every tree link), the traffic to each
+ * mapped neighbour loading the links of the tree path between their PEs.
+ *
+ * Cost: the averages are kept per process and updated over p_new's
+ * neighbours (O(p) per step for the argmax). Link loads only grow, so the
+ * maximum congestion after a tentative placement is the larger of the
+ * current maximum and the congestion of the links it touches: evaluating
+ * one PE costs O(d l) for d mapped neighbours and paths of l links, a step
+ * O(p d l), the whole O(p^2 d l) as in the thesis.
+ */
+#include "gpu/gpu_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct work {
+    int *adj_start, *adj; /* neighbours of each process (vol > 0), CSR */
+    double *sum_m, *sum_u;
+    int *cnt_m, *cnt_u;
+    char *mapped, *pe_used;
+    double *load, *delta; /* per vertex (its link to the parent) */
+    int *touched;         /* vertices with a non-zero delta */
+} work_t;
+
+static void work_free(work_t *w)
+{
+    mpitopo__free(w->adj_start);
+    mpitopo__free(w->adj);
+    mpitopo__free(w->sum_m);
+    mpitopo__free(w->sum_u);
+    mpitopo__free(w->cnt_m);
+    mpitopo__free(w->cnt_u);
+    mpitopo__free(w->mapped);
+    mpitopo__free(w->pe_used);
+    mpitopo__free(w->load);
+    mpitopo__free(w->delta);
+    mpitopo__free(w->touched);
+}
+
+static int work_alloc(work_t *w, const mpitopo__ptree_t *t, int n, const double *vol)
+{
+    memset(w, 0, sizeof *w);
+    size_t nn = (size_t)(n > 0 ? n : 1), nv = (size_t)t->nvert;
+    w->adj_start = mpitopo__calloc(nn + 1, sizeof *w->adj_start);
+    w->sum_m = mpitopo__calloc(nn, sizeof *w->sum_m);
+    w->sum_u = mpitopo__calloc(nn, sizeof *w->sum_u);
+    w->cnt_m = mpitopo__calloc(nn, sizeof *w->cnt_m);
+    w->cnt_u = mpitopo__calloc(nn, sizeof *w->cnt_u);
+    w->mapped = mpitopo__calloc(nn, 1);
+    w->pe_used = mpitopo__calloc((size_t)(t->npe > 0 ? t->npe : 1), 1);
+    w->load = mpitopo__calloc(nv, sizeof *w->load);
+    w->delta = mpitopo__calloc(nv, sizeof *w->delta);
+    w->touched = mpitopo__malloc_array(nv, sizeof *w->touched);
+    if (!w->adj_start || !w->sum_m || !w->sum_u || !w->cnt_m || !w->cnt_u || !w->mapped ||
+        !w->pe_used || !w->load || !w->delta || !w->touched)
+        return MPITOPO_NOMEM("Alg. 5.1 work arrays");
+    size_t m = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++)
+            if (j != i && vol[(size_t)i * (size_t)n + (size_t)j] > 0) {
+                m++;
+                w->sum_u[i] += vol[(size_t)i * (size_t)n + (size_t)j];
+                w->cnt_u[i]++;
+            }
+        w->adj_start[i + 1] = (int)m;
+    }
+    w->adj = mpitopo__malloc_array(m ? m : 1, sizeof *w->adj);
+    if (!w->adj)
+        return MPITOPO_NOMEM("Alg. 5.1 neighbour lists");
+    m = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (j != i && vol[(size_t)i * (size_t)n + (size_t)j] > 0)
+                w->adj[m++] = j;
+    return MPITOPO_SUCCESS;
+}
+
+/* Adds x to every link of the tree path between vertices a and b, into
+ * add[]; the links first touched are appended to touched[*nt]. */
+static void add_path(const mpitopo__ptree_t *t, int a, int b, double x, double *add,
+                     int *touched, int *nt)
+{
+    while (a != b) {
+        int *v = t->depth[a] >= t->depth[b] ? &a : &b;
+        if (add[*v] == 0)
+            touched[(*nt)++] = *v;
+        add[*v] += x;
+        *v = t->parent[*v];
+    }
+}
+
+static double avg(double sum, int cnt)
+{
+    return cnt ? sum / cnt : 0.0;
+}
+
+/* The unmapped process with the largest delta, ties to the lowest. */
+static int pick_process(const work_t *w, int n)
+{
+    int best = -1;
+    double best_delta = 0;
+    for (int q = 0; q < n; q++) {
+        if (w->mapped[q])
+            continue;
+        double d = avg(w->sum_m[q], w->cnt_m[q]) - avg(w->sum_u[q], w->cnt_u[q]);
+        if (best < 0 || d > best_delta) {
+            best = q;
+            best_delta = d;
+        }
+    }
+    return best;
+}
+
+/* Places p on the free PE of least resulting maximum congestion. */
+static int pick_pe(const mpitopo__ptree_t *t, work_t *w, const double *vol, int n, int p,
+                   const int *pe_of, double cur_max)
+{
+    int best = -1;
+    double best_cost = 0;
+    for (int pe = 0; pe < t->npe; pe++) {
+        if (w->pe_used[pe])
+            continue;
+        int nt = 0;
+        for (int k = w->adj_start[p]; k < w->adj_start[p + 1]; k++) {
+            int r = w->adj[k];
+            if (w->mapped[r])
+                add_path(t, t->pe_vertex[pe], t->pe_vertex[pe_of[r]],
+                         vol[(size_t)p * (size_t)n + (size_t)r], w->delta, w->touched, &nt);
+        }
+        double cost = cur_max;
+        for (int k = 0; k < nt; k++) {
+            int v = w->touched[k];
+            double c = (w->load[v] + w->delta[v]) / t->bw[v];
+            if (c > cost)
+                cost = c;
+            w->delta[v] = 0;
+        }
+        if (best < 0 || cost < best_cost) {
+            best = pe;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, int *pe_of)
+{
+    if (n > t->npe)
+        return MPITOPO_FAIL(MPITOPO_ERR_INTERNAL, "%d processes for %d PEs", n, t->npe);
+    work_t w;
+    int rc = work_alloc(&w, t, n, vol);
+    double cur_max = 0;
+    for (int step = 0; step < n && !rc; step++) {
+        int p = pick_process(&w, n);
+        int pe = pick_pe(t, &w, vol, n, p, pe_of, cur_max);
+        /* Commit: p's traffic to its mapped neighbours joins the loads. */
+        int nt = 0;
+        for (int k = w.adj_start[p]; k < w.adj_start[p + 1]; k++) {
+            int r = w.adj[k];
+            double x = vol[(size_t)p * (size_t)n + (size_t)r];
+            if (w.mapped[r])
+                add_path(t, t->pe_vertex[pe], t->pe_vertex[pe_of[r]], x, w.delta, w.touched,
+                         &nt);
+            else {
+                /* r sees p move from its unmapped to its mapped neighbours. */
+                w.sum_u[r] -= x;
+                w.cnt_u[r]--;
+                w.sum_m[r] += x;
+                w.cnt_m[r]++;
+            }
+        }
+        for (int k = 0; k < nt; k++) {
+            int v = w.touched[k];
+            w.load[v] += w.delta[v];
+            w.delta[v] = 0;
+            double c = w.load[v] / t->bw[v];
+            if (c > cur_max)
+                cur_max = c;
+        }
+        pe_of[p] = pe;
+        w.mapped[p] = 1;
+        w.pe_used[pe] = 1;
+    }
+    work_free(&w);
+    return rc;
+}
+
+double mpitopo__ptree_mc(const mpitopo__ptree_t *t, int n, const double *vol, const int *pe_of,
+                         const double *extra, double *load)
+{
+    for (int v = 0; v < t->nvert; v++)
+        load[v] = extra ? extra[v] : 0.0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            double x = vol[(size_t)i * (size_t)n + (size_t)j];
+            if (x <= 0)
+                continue;
+            int a = t->pe_vertex[pe_of[i]], b = t->pe_vertex[pe_of[j]];
+            while (a != b) {
+                int *v = t->depth[a] >= t->depth[b] ? &a : &b;
+                load[*v] += x;
+                *v = t->parent[*v];
+            }
+        }
+    double mc = 0;
+    for (int v = 1; v < t->nvert; v++)
+        if (load[v] / t->bw[v] > mc)
+            mc = load[v] / t->bw[v];
+    return mc;
+}
