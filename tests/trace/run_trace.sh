@@ -11,20 +11,36 @@
 #                  first), separated by ':'
 #   TRACE_CHECK    the check_trace program
 #   TRACE_DIR      a scratch directory for the trace file
+#   TRACE_CUDART   optional: MPITOPO_CUDART for the run (the substitute
+#                  runtime fake_cudart), with FAKE_CUDART_VERSION from
+#                  TRACE_FAKE_VERSION when set
+#   TRACE_GPU_EXPECTED  optional: the expected GPU pattern (FILE.gpu); unset,
+#                  the run must leave no FILE.gpu (a stale one is planted
+#                  before the run and must be removed)
 set -euo pipefail
 name=$1 np=$2 expected=$3
 shift 3
 mkdir -p "$TRACE_DIR"
 file="$TRACE_DIR/$name.txt"
 [ "$expected" = unwritable ] && file="$TRACE_DIR/no-such-directory/$name.txt"
-rm -f "$file"
+rm -f "$file" "$file.gpu"
+gpu_expected=${TRACE_GPU_EXPECTED:-}
+if [ -z "$gpu_expected" ] && [ "$expected" != unwritable ]; then
+    echo "stale" >"$file.gpu"
+fi
+extra=()
+if [ -n "${TRACE_CUDART:-}" ]; then
+    extra+=(MPITOPO_CUDART="$TRACE_CUDART" FAKE_CUDART_VERSION="${TRACE_FAKE_VERSION:-12000}")
+fi
 case $TRACE_FLAVOR in
 openmpi)
     launch=("$TRACE_MPIEXEC" --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1
         --mca btl self,vader -x "LD_PRELOAD=$TRACE_PRELOAD" -x "MPITOPO_TRACE_FILE=$file")
+    for e in ${extra[@]+"${extra[@]}"}; do launch+=(-x "$e"); done
     ;;
 mpich)
     launch=("$TRACE_MPIEXEC" -genv LD_PRELOAD "$TRACE_PRELOAD" -genv MPITOPO_TRACE_FILE "$file")
+    for e in ${extra[@]+"${extra[@]}"}; do launch+=(-genv "${e%%=*}" "${e#*=}"); done
     ;;
 *)
     echo "FAIL $name: unknown TRACE_FLAVOR '$TRACE_FLAVOR'"
@@ -46,5 +62,16 @@ if [ "$expected" = unwritable ]; then
     fi
     echo "PASS $name"
     exit 0
+fi
+if [ -n "$gpu_expected" ]; then
+    "$TRACE_CHECK" "$name" "$file" "$expected" >/dev/null ||
+        { "$TRACE_CHECK" "$name (CPU pattern)" "$file" "$expected"; exit 1; }
+    "$TRACE_CHECK" "$name" "$file.gpu" "$gpu_expected" ||
+        { echo "FAIL $name: the GPU pattern $file.gpu differs"; exit 1; }
+    exit 0
+fi
+if [ -e "$file.gpu" ]; then
+    echo "FAIL $name: $file.gpu exists though no send was from device memory"
+    exit 1
 fi
 "$TRACE_CHECK" "$name" "$file" "$expected"

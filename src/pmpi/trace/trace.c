@@ -21,21 +21,62 @@
  * O(distinct destinations + live persistent requests), never O(processes);
  * rank 0 needs O(edges + processes) at the end.
  *
+ * CPU and GPU traffic (issue 20): a send whose buffer is device memory
+ * counts for the GPU pattern C_gpu, any other for the CPU pattern C_cpu.
+ * The tracer asks the CUDA runtime, cudaPointerGetAttributes, found at run
+ * time with dlopen/dlsym (no link-time dependency):
+ *   - MPITOPO_CUDART=PATH: that library (a substitute in the tests), loaded
+ *     at the first send (rank 0 says so when it cannot be loaded, and
+ *     every send counts as CPU traffic); `off`: no query at all;
+ *   - unset: cudaPointerGetAttributes already in the global scope, or a
+ *     libcudart.so* the program has loaded; otherwise, once the program
+ *     has loaded the CUDA driver (libcuda.so.1), libcudart.so, .so.12,
+ *     .so.11.0, .so.11, .so.10 loaded by the tracer. A program that never
+ *     loads CUDA is never made to initialise it (no context on GPU 0 in
+ *     every process); whether a library was loaded since the last look is
+ *     read from dl_iterate_phdr's load counter, so the look is cheap.
+ * The memory type is read by the runtime's version (cudaRuntimeGetVersion,
+ * assumed >= 11000 when the library has none): >= 11.0 the first int of
+ * cudaPointerAttributes (`type`), 10.x the second (`type`, after the
+ * deprecated `memoryType`), < 10 the first (`memoryType`); the types
+ * cudaMemoryTypeDevice (2) and cudaMemoryTypeManaged (3) are device
+ * memory, unregistered (0) and pinned host (1) memory are not. A query
+ * that fails (CUDA < 11 fails on unregistered host memory) means host
+ * memory, and its error is cleared with cudaGetLastError so the program's
+ * own error checks do not see it. Persistent sends are classified once, at
+ * *_init.
+ *
  * Environment:
  *   MPITOPO_TRACE_FILE   the pattern file (default "mpitopo-trace.txt"),
- *                        written by rank 0 of MPI_COMM_WORLD;
+ *                        written by rank 0 of MPI_COMM_WORLD: the CPU
+ *                        traffic; the GPU traffic, when any process saw
+ *                        some, in the same name with ".gpu" appended (the
+ *                        same format, same number of processes); when none
+ *                        was seen, no ".gpu" file is written and one left
+ *                        by an earlier run is removed, so the first file is
+ *                        byte for byte what a tracer without the split
+ *                        writes;
+ *   MPITOPO_CUDART       see above;
  *   MPITOPO_VERBOSE=1    rank 0 says what it wrote.
  * A file that cannot be written gives one line on stderr; the program goes
  * on to PMPI_Finalize either way. Thread safe (one mutex around the
  * tables). The tracer's own communication uses PMPI_* only.
  */
+/* dl_iterate_phdr, RTLD_DEFAULT, RTLD_NOLOAD */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <mpi.h>
 #include <mpitopo.h>
 
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pmpi/trace/trace.h"
 #include "core/env.h"
@@ -51,7 +92,7 @@ typedef struct comm_cache {
 } comm_cache_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static trace_table_t edges, persistent;
+static trace_table_t edges, gpu_edges, persistent;
 static int keyval = MPI_KEYVAL_INVALID;
 static MPI_Group world_group = MPI_GROUP_NULL;
 static uint64_t lost;          /* messages not recorded (no memory, no world rank) */
@@ -143,6 +184,121 @@ static int world_rank(int rank, MPI_Comm comm)
     return w;
 }
 
+/* ------------------------------------------------------------------------
+ * Is a buffer device memory? (see the top of the file)
+ */
+
+typedef int (*cuda_attr_fn)(void *attributes, const void *ptr);
+typedef int (*cuda_int_fn)(int *value);
+typedef int (*cuda_void_fn)(void);
+
+static struct {
+    int done;             /* no further look: bound, or never will be */
+    unsigned long long adds; /* dl_iterate_phdr's load counter at the last look */
+    cuda_attr_fn attr;
+    cuda_void_fn last_error;
+    int type_index;       /* which int of cudaPointerAttributes is the memory type */
+} cuda = {0, ~0ull, NULL, NULL, 0};
+
+static const char *const cudart_names[] = {"libcudart.so",      "libcudart.so.12",
+                                           "libcudart.so.11.0", "libcudart.so.11",
+                                           "libcudart.so.10",   NULL};
+
+static int load_counter(struct dl_phdr_info *info, size_t size, void *data)
+{
+    unsigned long long *adds = data;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+        *adds = info->dlpi_adds;
+    else
+        (*adds)++; /* an old loader without the counter: look every time */
+    return 1;      /* the counter is the same on every object: stop at the first */
+}
+
+/* Bind the functions of handle h (or of the global scope for RTLD_DEFAULT);
+ * 1 when cudaPointerGetAttributes is there. */
+static int cuda_bind(void *h)
+{
+    cuda_attr_fn attr;
+    cuda_int_fn version_fn;
+    cuda_void_fn last_error;
+    *(void **)&attr = dlsym(h, "cudaPointerGetAttributes");
+    if (!attr)
+        return 0;
+    *(void **)&version_fn = dlsym(h, "cudaRuntimeGetVersion");
+    *(void **)&last_error = dlsym(h, "cudaGetLastError");
+    int version = 0;
+    if (!version_fn || version_fn(&version) != 0 || version <= 0)
+        version = 11000;
+    cuda.type_index = version >= 10000 && version < 11000 ? 1 : 0;
+    cuda.last_error = last_error;
+    cuda.attr = attr;
+    cuda.done = 1;
+    return 1;
+}
+
+/* Look for the runtime; with the lock held. */
+static void cuda_resolve(void)
+{
+    const char *path = mpitopo__getenv(MPITOPO_ENV_CUDART);
+    if (path && *path) {
+        cuda.done = 1;
+        if (strcmp(path, "off") == 0)
+            return;
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        int rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if ((!h || !cuda_bind(h)) && rank == 0)
+            fprintf(stderr,
+                    "mpitopo trace: MPITOPO_CUDART=%s: %s; every send counts as CPU traffic\n",
+                    path, h ? "no cudaPointerGetAttributes in it" : dlerror());
+        return;
+    }
+    unsigned long long adds = cuda.adds;
+    dl_iterate_phdr(load_counter, &adds);
+    if (adds == cuda.adds)
+        return; /* nothing loaded since the last look */
+    cuda.adds = adds;
+    if (cuda_bind(RTLD_DEFAULT))
+        return;
+    for (int i = 0; cudart_names[i]; i++) {
+        void *h = dlopen(cudart_names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h && cuda_bind(h))
+            return;
+    }
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!driver)
+        return; /* the program has not loaded CUDA (yet): no device memory */
+    dlclose(driver);
+    cuda.done = 1; /* the driver is there: one try at loading a runtime */
+    for (int i = 0; cudart_names[i]; i++) {
+        void *h = dlopen(cudart_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h && cuda_bind(h))
+            return;
+    }
+}
+
+/* 1 when buf is device (or managed) memory; with the lock held. */
+static int is_device(const void *buf)
+{
+    if (!cuda.done)
+        cuda_resolve();
+    if (!cuda.attr || !buf)
+        return 0;
+    union {
+        int ints[2];
+        unsigned char bytes[256]; /* larger than every version's struct */
+        void *align;
+    } a;
+    memset(&a, 0, sizeof a);
+    if (cuda.attr(&a, buf) != 0) {
+        if (cuda.last_error)
+            cuda.last_error();
+        return 0;
+    }
+    int type = a.ints[cuda.type_index];
+    return type == 2 || type == 3;
+}
+
 static uint64_t message_bytes(MPI_Count count, MPI_Datatype type)
 {
     MPI_Count size = 0;
@@ -151,10 +307,12 @@ static uint64_t message_bytes(MPI_Count count, MPI_Datatype type)
     return (uint64_t)count * (uint64_t)size;
 }
 
-/* Add msgs messages of bytes in total to world rank w. Lock held. */
-static void add_edge(int w, uint64_t bytes, uint64_t msgs)
+/* Add msgs messages of bytes in total to world rank w, in the GPU pattern
+ * when gpu. Lock held. */
+static void add_edge(int w, int gpu, uint64_t bytes, uint64_t msgs)
 {
-    trace_slot_t *s = w < 0 ? NULL : mpitopo__trace_table_get(&edges, (uint64_t)w);
+    trace_table_t *t = gpu ? &gpu_edges : &edges;
+    trace_slot_t *s = w < 0 ? NULL : mpitopo__trace_table_get(t, (uint64_t)w);
     if (!s) {
         lost += msgs;
         return;
@@ -163,13 +321,14 @@ static void add_edge(int w, uint64_t bytes, uint64_t msgs)
     s->msgs += msgs;
 }
 
-void mpitopo__trace_send(int dest, MPI_Count count, MPI_Datatype type, MPI_Comm comm)
+void mpitopo__trace_send(const void *buf, int dest, MPI_Count count, MPI_Datatype type,
+                         MPI_Comm comm)
 {
     if (dest == MPI_PROC_NULL || fortran_depth)
         return;
     uint64_t bytes = message_bytes(count, type);
     pthread_mutex_lock(&lock);
-    add_edge(world_rank(dest, comm), bytes, 1);
+    add_edge(world_rank(dest, comm), is_device(buf), bytes, 1);
     pthread_mutex_unlock(&lock);
 }
 
@@ -180,8 +339,8 @@ static uint64_t request_key(MPI_Request req)
     return key;
 }
 
-void mpitopo__trace_init(MPI_Request req, int dest, MPI_Count count, MPI_Datatype type,
-                         MPI_Comm comm)
+void mpitopo__trace_init(MPI_Request req, const void *buf, int dest, MPI_Count count,
+                         MPI_Datatype type, MPI_Comm comm)
 {
     if (dest == MPI_PROC_NULL || fortran_depth)
         return;
@@ -194,6 +353,7 @@ void mpitopo__trace_init(MPI_Request req, int dest, MPI_Count count, MPI_Datatyp
     if (s) {
         s->rank = w;
         s->bytes = bytes;
+        s->gpu = is_device(buf);
     } else {
         lost_requests++;
     }
@@ -208,7 +368,7 @@ void mpitopo__trace_start(int n, const MPI_Request *reqs)
     for (int i = 0; i < n; i++) {
         const trace_slot_t *s = mpitopo__trace_table_find(&persistent, request_key(reqs[i]));
         if (s)
-            add_edge(s->rank, s->bytes, 1);
+            add_edge(s->rank, s->gpu, s->bytes, 1);
     }
     pthread_mutex_unlock(&lock);
 }
@@ -226,24 +386,38 @@ void mpitopo__trace_forget(MPI_Request req)
  * MPI_Finalize: gather and write.
  */
 
-/* The edges of this process as (dst, bytes, msgs) triples of doubles (dst
- * and counts are exact up to 2^53), and the tables emptied. *n = -1 when
- * out of memory. */
+/* The edges of this process as (dst, bytes, msgs, gpu) records of doubles
+ * (dst and counts are exact up to 2^53; gpu 1 for the GPU pattern), and
+ * the tables emptied. *n = -1 when out of memory. */
+enum { RECORD = 4 };
+
+static void take_table(const trace_table_t *t, int gpu, double *out, int *n)
+{
+    for (uint64_t i = 0; i < t->cap; i++) {
+        const trace_slot_t *s = &t->slots[i];
+        if (!s->used)
+            continue;
+        double *r = out + (size_t)RECORD * (size_t)*n;
+        r[0] = (double)s->key;
+        r[1] = (double)s->bytes;
+        r[2] = (double)s->msgs;
+        r[3] = gpu;
+        (*n)++;
+    }
+}
+
 static double *take_edges(int *n)
 {
     pthread_mutex_lock(&lock);
-    double *out = malloc((edges.n ? edges.n : 1) * 3 * sizeof *out);
+    uint64_t count = edges.n + gpu_edges.n;
+    double *out = count > INT32_MAX ? NULL : malloc((count ? count : 1) * RECORD * sizeof *out);
     *n = out ? 0 : -1;
-    for (uint64_t i = 0; out && i < edges.cap; i++) {
-        const trace_slot_t *s = &edges.slots[i];
-        if (!s->used)
-            continue;
-        out[3 * *n] = (double)s->key;
-        out[3 * *n + 1] = (double)s->bytes;
-        out[3 * *n + 2] = (double)s->msgs;
-        (*n)++;
+    if (out) {
+        take_table(&edges, 0, out, n);
+        take_table(&gpu_edges, 1, out, n);
     }
     mpitopo__trace_table_free(&edges);
+    mpitopo__trace_table_free(&gpu_edges);
     mpitopo__trace_table_free(&persistent);
     if (lost || lost_requests)
         fprintf(stderr,
@@ -259,28 +433,34 @@ static int verbose(void)
     return mpitopo__env_level(MPITOPO_ENV_VERBOSE) > 0;
 }
 
-/* On rank 0: the pattern of the gathered triples, written to the file. */
-static void write_pattern(int nprocs, const int *counts, const double *all, int64_t total)
+/* On rank 0: the pattern of the gathered records of kind gpu (0 CPU, 1
+ * GPU), written to path. */
+static void write_pattern(const char *path, int gpu, int nprocs, const int *counts,
+                          const double *all, int64_t total)
 {
-    const char *path = mpitopo__getenv(MPITOPO_ENV_TRACE_FILE);
-    if (!path || !*path)
-        path = "mpitopo-trace.txt";
-    int *src = malloc((size_t)(total ? total : 1) * sizeof *src);
-    int *dst = malloc((size_t)(total ? total : 1) * sizeof *dst);
-    double *bytes = malloc((size_t)(total ? total : 1) * sizeof *bytes);
-    double *msgs = malloc((size_t)(total ? total : 1) * sizeof *msgs);
+    int64_t m = 0;
+    for (int64_t e = 0; e < total; e++)
+        m += all[RECORD * e + 3] == gpu;
+    int *src = malloc((size_t)(m ? m : 1) * sizeof *src);
+    int *dst = malloc((size_t)(m ? m : 1) * sizeof *dst);
+    double *bytes = malloc((size_t)(m ? m : 1) * sizeof *bytes);
+    double *msgs = malloc((size_t)(m ? m : 1) * sizeof *msgs);
     mpitopo_pattern_t *pattern = NULL;
     int rc = MPITOPO_ERR_NOMEM;
     if (src && dst && bytes && msgs) {
-        int64_t e = 0;
+        int64_t e = 0, k = 0;
         for (int p = 0; p < nprocs; p++)
-            for (int k = 0; k < counts[p]; k++, e++) {
-                src[e] = p;
-                dst[e] = (int)all[3 * e];
-                bytes[e] = all[3 * e + 1];
-                msgs[e] = all[3 * e + 2];
+            for (int c = 0; c < counts[p]; c++, e++) {
+                const double *r = all + RECORD * e;
+                if (r[3] != gpu)
+                    continue;
+                src[k] = p;
+                dst[k] = (int)r[0];
+                bytes[k] = r[1];
+                msgs[k] = r[2];
+                k++;
             }
-        rc = mpitopo_pattern_create(nprocs, total, src, dst, bytes, msgs, &pattern);
+        rc = mpitopo_pattern_create(nprocs, m, src, dst, bytes, msgs, &pattern);
     }
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo_pattern_write(pattern, path);
@@ -289,8 +469,8 @@ static void write_pattern(int nprocs, const int *counts, const double *all, int6
                 rc == MPITOPO_ERR_NOMEM && !*mpitopo_last_error() ? "out of memory"
                                                                    : mpitopo_last_error());
     else if (verbose())
-        fprintf(stderr, "mpitopo trace: wrote %lld edges among %d processes to %s\n",
-                (long long)total, nprocs, path);
+        fprintf(stderr, "mpitopo trace: wrote %lld %sedges among %d processes to %s\n",
+                (long long)m, gpu ? "GPU " : "", nprocs, path);
     mpitopo_pattern_destroy(&pattern);
     free(src);
     free(dst);
@@ -298,8 +478,35 @@ static void write_pattern(int nprocs, const int *counts, const double *all, int6
     free(msgs);
 }
 
-/* Rank 0 receives O(edges) triples: counts first, then one Gatherv of
- * 3-double records (so 2^31-1 edges fit the int counts). A broadcast flag
+/* On rank 0: the CPU file, and the GPU file when there is GPU traffic (a
+ * stale one removed otherwise). */
+static void write_patterns(int nprocs, const int *counts, const double *all, int64_t total)
+{
+    const char *path = mpitopo__getenv(MPITOPO_ENV_TRACE_FILE);
+    if (!path || !*path)
+        path = "mpitopo-trace.txt";
+    write_pattern(path, 0, nprocs, counts, all, total);
+    int any_gpu = 0;
+    for (int64_t e = 0; e < total && !any_gpu; e++)
+        any_gpu = all[RECORD * e + 3] != 0;
+    size_t len = strlen(path);
+    char *gpu_path = malloc(len + sizeof ".gpu");
+    if (!gpu_path) {
+        if (any_gpu)
+            fprintf(stderr, "mpitopo trace: cannot write the GPU trace: out of memory\n");
+        return;
+    }
+    memcpy(gpu_path, path, len);
+    memcpy(gpu_path + len, ".gpu", sizeof ".gpu");
+    if (any_gpu)
+        write_pattern(gpu_path, 1, nprocs, counts, all, total);
+    else
+        unlink(gpu_path);
+    free(gpu_path);
+}
+
+/* Rank 0 receives O(edges) records: counts first, then one Gatherv of
+ * 4-double records (so 2^31-1 edges fit the int counts). A broadcast flag
  * lets every process skip the Gatherv together when rank 0 cannot take it
  * (too many edges, a process out of memory, rank 0 out of memory). */
 static void gather_and_write(void)
@@ -308,7 +515,7 @@ static void gather_and_write(void)
     int *counts = NULL, *displs = NULL;
     double *all = NULL;
     int64_t total = 0;
-    MPI_Datatype triple = MPI_DATATYPE_NULL;
+    MPI_Datatype record = MPI_DATATYPE_NULL;
     double *mine = take_edges(&n);
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -324,17 +531,17 @@ static void gather_and_write(void)
         else
             displs[p] = (int)total, total += counts[p];
     }
-    if (rank == 0 && ok && !(all = malloc((size_t)(total ? total : 1) * 3 * sizeof *all)))
+    if (rank == 0 && ok && !(all = malloc((size_t)(total ? total : 1) * RECORD * sizeof *all)))
         ok = 0;
     PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ok) {
-        PMPI_Type_contiguous(3, MPI_DOUBLE, &triple);
-        PMPI_Type_commit(&triple);
-        PMPI_Gatherv(mine, n, triple, all, counts, displs, triple, 0, MPI_COMM_WORLD);
-        PMPI_Type_free(&triple);
+        PMPI_Type_contiguous(RECORD, MPI_DOUBLE, &record);
+        PMPI_Type_commit(&record);
+        PMPI_Gatherv(mine, n, record, all, counts, displs, record, 0, MPI_COMM_WORLD);
+        PMPI_Type_free(&record);
     }
     if (rank == 0 && ok)
-        write_pattern(size, counts, all, total);
+        write_patterns(size, counts, all, total);
     else if (rank == 0)
         fprintf(stderr, "mpitopo trace: cannot gather the trace (%s); no file written\n",
                 total > INT32_MAX ? "more than 2^31-1 edges" : "out of memory");
@@ -373,64 +580,64 @@ int MPI_Finalize(void)
  * C bindings: the PMPI call, then the record when MPI accepted it.
  */
 
-#define TRACE_SEND(call, dest, count, type, comm)                                                  \
+#define TRACE_SEND(call, buf, dest, count, type, comm)                                             \
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         if (rc_ == MPI_SUCCESS)                                                                    \
-            mpitopo__trace_send((dest), (count), (type), (comm));                                  \
+            mpitopo__trace_send((buf), (dest), (count), (type), (comm));                           \
         return rc_;                                                                                \
     } while (0)
 
-#define TRACE_INIT(call, req, dest, count, type, comm)                                             \
+#define TRACE_INIT(call, req, buf, dest, count, type, comm)                                        \
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         if (rc_ == MPI_SUCCESS)                                                                    \
-            mpitopo__trace_init(*(req), (dest), (count), (type), (comm));                          \
+            mpitopo__trace_init(*(req), (buf), (dest), (count), (type), (comm));                   \
         return rc_;                                                                                \
     } while (0)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    TRACE_SEND(PMPI_Send(buf, count, type, dest, tag, comm), dest, count, type, comm);
+    TRACE_SEND(PMPI_Send(buf, count, type, dest, tag, comm), buf, dest, count, type, comm);
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    TRACE_SEND(PMPI_Bsend(buf, count, type, dest, tag, comm), dest, count, type, comm);
+    TRACE_SEND(PMPI_Bsend(buf, count, type, dest, tag, comm), buf, dest, count, type, comm);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    TRACE_SEND(PMPI_Ssend(buf, count, type, dest, tag, comm), dest, count, type, comm);
+    TRACE_SEND(PMPI_Ssend(buf, count, type, dest, tag, comm), buf, dest, count, type, comm);
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    TRACE_SEND(PMPI_Rsend(buf, count, type, dest, tag, comm), dest, count, type, comm);
+    TRACE_SEND(PMPI_Rsend(buf, count, type, dest, tag, comm), buf, dest, count, type, comm);
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *req)
 {
-    TRACE_SEND(PMPI_Isend(buf, count, type, dest, tag, comm, req), dest, count, type, comm);
+    TRACE_SEND(PMPI_Isend(buf, count, type, dest, tag, comm, req), buf, dest, count, type, comm);
 }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    TRACE_SEND(PMPI_Ibsend(buf, count, type, dest, tag, comm, req), dest, count, type, comm);
+    TRACE_SEND(PMPI_Ibsend(buf, count, type, dest, tag, comm, req), buf, dest, count, type, comm);
 }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    TRACE_SEND(PMPI_Issend(buf, count, type, dest, tag, comm, req), dest, count, type, comm);
+    TRACE_SEND(PMPI_Issend(buf, count, type, dest, tag, comm, req), buf, dest, count, type, comm);
 }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    TRACE_SEND(PMPI_Irsend(buf, count, type, dest, tag, comm, req), dest, count, type, comm);
+    TRACE_SEND(PMPI_Irsend(buf, count, type, dest, tag, comm, req), buf, dest, count, type, comm);
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -439,38 +646,42 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 {
     TRACE_SEND(PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status),
-               dest, sendcount, sendtype, comm);
+               sendbuf, dest, sendcount, sendtype, comm);
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     TRACE_SEND(PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status),
-               dest, count, type, comm);
+               buf, dest, count, type, comm);
 }
 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   MPI_Request *req)
 {
-    TRACE_INIT(PMPI_Send_init(buf, count, type, dest, tag, comm, req), req, dest, count, type, comm);
+    TRACE_INIT(PMPI_Send_init(buf, count, type, dest, tag, comm, req), req, buf, dest,
+               count, type, comm);
 }
 
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    TRACE_INIT(PMPI_Bsend_init(buf, count, type, dest, tag, comm, req), req, dest, count, type, comm);
+    TRACE_INIT(PMPI_Bsend_init(buf, count, type, dest, tag, comm, req), req, buf, dest,
+               count, type, comm);
 }
 
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    TRACE_INIT(PMPI_Ssend_init(buf, count, type, dest, tag, comm, req), req, dest, count, type, comm);
+    TRACE_INIT(PMPI_Ssend_init(buf, count, type, dest, tag, comm, req), req, buf, dest,
+               count, type, comm);
 }
 
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    TRACE_INIT(PMPI_Rsend_init(buf, count, type, dest, tag, comm, req), req, dest, count, type, comm);
+    TRACE_INIT(PMPI_Rsend_init(buf, count, type, dest, tag, comm, req), req, buf, dest,
+               count, type, comm);
 }
 
 int MPI_Start(MPI_Request *req)

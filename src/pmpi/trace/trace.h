@@ -22,6 +22,7 @@ typedef struct trace_slot {
     uint64_t bytes;
     uint64_t msgs;
     int rank;
+    int gpu; /* persistent: the buffer is device memory */
     int used;
 } trace_slot_t;
 
@@ -40,14 +41,15 @@ MPITOPO_TRACE_HIDDEN trace_slot_t *mpitopo__trace_table_find(const trace_table_t
 MPITOPO_TRACE_HIDDEN void mpitopo__trace_table_remove(trace_table_t *t, uint64_t key);
 MPITOPO_TRACE_HIDDEN void mpitopo__trace_table_free(trace_table_t *t);
 
-/* Record one message of count x type to dest of comm (MPI_PROC_NULL
- * ignored). Called after the send was accepted by MPI. */
-MPITOPO_TRACE_HIDDEN void mpitopo__trace_send(int dest, MPI_Count count, MPI_Datatype type,
-                                              MPI_Comm comm);
+/* Record one message of count x type from buf to dest of comm
+ * (MPI_PROC_NULL ignored): in the GPU pattern when buf is device memory,
+ * else in the CPU pattern. Called after the send was accepted by MPI. */
+MPITOPO_TRACE_HIDDEN void mpitopo__trace_send(const void *buf, int dest, MPI_Count count,
+                                              MPI_Datatype type, MPI_Comm comm);
 /* Persistent sends: remember a request after *_init, count one message per
  * start, forget it when freed. */
-MPITOPO_TRACE_HIDDEN void mpitopo__trace_init(MPI_Request req, int dest, MPI_Count count,
-                                              MPI_Datatype type, MPI_Comm comm);
+MPITOPO_TRACE_HIDDEN void mpitopo__trace_init(MPI_Request req, const void *buf, int dest,
+                                              MPI_Count count, MPI_Datatype type, MPI_Comm comm);
 MPITOPO_TRACE_HIDDEN void mpitopo__trace_start(int n, const MPI_Request *reqs);
 MPITOPO_TRACE_HIDDEN void mpitopo__trace_forget(MPI_Request req);
 

@@ -52,9 +52,12 @@ typedef MPI_Fint F;
     void name params { f_##name args; }                                                            \
     void NAME params { f_##name args; }
 
-static void record(F dest, F count, F type, F comm)
+/* buf as the program passed it: a device address (CUDA Fortran) counts for
+ * the GPU pattern as in C; MPI_BOTTOM and MPI_IN_PLACE are host addresses. */
+static void record(const void *buf, F dest, F count, F type, F comm)
 {
-    mpitopo__trace_send((int)dest, (MPI_Count)count, PMPI_Type_f2c(type), PMPI_Comm_f2c(comm));
+    mpitopo__trace_send(buf, (int)dest, (MPI_Count)count, PMPI_Type_f2c(type),
+                        PMPI_Comm_f2c(comm));
 }
 
 /* MPI_Send and friends: (buf, count, datatype, dest, tag, comm, ierror). */
@@ -66,7 +69,7 @@ static void record(F dest, F count, F type, F comm)
     {                                                                                              \
         FORWARD(p##name##_, A_BLOCKING);                                                           \
         if (*ierr == MPI_SUCCESS)                                                                  \
-            record(*dest, *count, *type, *comm);                                                   \
+            record(buf, *dest, *count, *type, *comm);                                              \
     }                                                                                              \
     MANGLE(name, NAME, P_BLOCKING, A_BLOCKING)
 
@@ -79,7 +82,7 @@ static void record(F dest, F count, F type, F comm)
     {                                                                                              \
         FORWARD(p##name##_, A_NONBLOCKING);                                                        \
         if (*ierr == MPI_SUCCESS)                                                                  \
-            record(*dest, *count, *type, *comm);                                                   \
+            record(buf, *dest, *count, *type, *comm);                                              \
     }                                                                                              \
     MANGLE(name, NAME, P_NONBLOCKING, A_NONBLOCKING)
 
@@ -90,7 +93,7 @@ static void record(F dest, F count, F type, F comm)
     {                                                                                              \
         FORWARD(p##name##_, A_NONBLOCKING);                                                        \
         if (*ierr == MPI_SUCCESS && *dest != MPI_PROC_NULL)                                        \
-            mpitopo__trace_init(PMPI_Request_f2c(*req), (int)*dest, (MPI_Count)*count,             \
+            mpitopo__trace_init(PMPI_Request_f2c(*req), buf, (int)*dest, (MPI_Count)*count,   \
                                 PMPI_Type_f2c(*type), PMPI_Comm_f2c(*comm));                       \
     }                                                                                              \
     MANGLE(name, NAME, P_NONBLOCKING, A_NONBLOCKING)
@@ -117,7 +120,7 @@ static void f_mpi_sendrecv P_SENDRECV
 {
     FORWARD(pmpi_sendrecv_, A_SENDRECV);
     if (*ierr == MPI_SUCCESS)
-        record(*dest, *scount, *stype, *comm);
+        record(sbuf, *dest, *scount, *stype, *comm);
 }
 MANGLE(mpi_sendrecv, MPI_SENDRECV, P_SENDRECV, A_SENDRECV)
 
@@ -129,7 +132,7 @@ static void f_mpi_sendrecv_replace P_REPLACE
 {
     FORWARD(pmpi_sendrecv_replace_, A_REPLACE);
     if (*ierr == MPI_SUCCESS)
-        record(*dest, *count, *type, *comm);
+        record(buf, *dest, *count, *type, *comm);
 }
 MANGLE(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, P_REPLACE, A_REPLACE)
 
