@@ -4,12 +4,19 @@
  * original order when a reordering does not pay (never worse).
  *
  * A message of m bytes between leaves at distance d costs
- *     t(d, m) = d * (1 + m / 1024)
+ *     t(d, m) = d * (1 + c * m / 1024)
  * (0 for d = 0): one unit of latency per unit of distance, and a per-byte
- * cost that also grows with the distance, a KiB costing one latency unit
- * per distance unit. A stage costs its slowest message (the Hockney model's
- * max over a stage, now with distances), the algorithm the sum of its
- * stages. Contention inside a stage is not modelled. Stages, on new ranks:
+ * cost that grows with the distance (a KiB costs one latency unit per
+ * distance unit) and with c, the number of messages of the same stage that
+ * leave the same unit at the same level (the unit of the level where the
+ * two leaves part, around the source: its node's link for a message
+ * between nodes — with a network, always the node's —, its socket's for
+ * one between sockets): they share that unit's way out. So a ring over
+ * ranks cyclic over nodes, where every message leaves its node, pays for
+ * the node's link being shared, and a reordered one that leaves each node
+ * once does not. A stage costs its slowest message (the Hockney model's
+ * max over a stage, with distances and this contention), the algorithm the
+ * sum of its stages. Stages, on new ranks:
  *   - allgather RD (p a power of two): stage s = 0..log2(p)-1, i <-> i ^ 2^s
  *     carrying 2^s blocks;
  *   - allreduce RD: the same pairs, the whole buffer at every stage;
@@ -20,6 +27,7 @@
  *     r a multiple of 2m with r + m < p, the whole buffer;
  *   - binomial gather to 0: the same edges up the tree, r + m -> r carrying
  *     the min(m, p - r - m) blocks of the subtree of r + m.
+ * Time O(stages x p x levels) plus the distances.
  */
 #include "map/collmap.h"
 
@@ -31,63 +39,99 @@ typedef struct cost_ctx {
     const mpitopo__coll_dist_t *d;
     const int *leaf_of_rank;
     const int *old_of_new;
+    int *count[MPITOPO_MAX_LEVELS]; /* messages of the stage leaving each unit */
 } cost_ctx_t;
+
+/* One stage: n messages src[i] -> dst[i] (new ranks) of bytes[i]. */
+typedef struct stage {
+    int n;
+    int *src, *dst;
+    double *bytes;
+} stage_t;
 
 static int leaf_of_new(const cost_ctx_t *c, int j)
 {
     return c->leaf_of_rank[c->old_of_new ? c->old_of_new[j] : j];
 }
 
-static double msg(const cost_ctx_t *c, int a, int b, double bytes)
+/* The level whose unit around the source a message leaves, and that unit;
+ * -1 for a message to the same leaf. */
+static int exit_unit(const cost_ctx_t *c, int a, int b, int *level)
 {
-    double dist = mpitopo__coll_distance(c->d, leaf_of_new(c, a), leaf_of_new(c, b));
-    return dist * (1.0 + bytes / 1024.0);
+    const mpitopo_machine_t *m = c->d->machine;
+    int la = leaf_of_new(c, a), lb = leaf_of_new(c, b);
+    if (la == lb)
+        return -1;
+    int l = mpitopo__meet(m, la, lb);
+    if (c->d->network && m->node_level >= 0 && l < m->node_level)
+        l = m->node_level;
+    *level = l;
+    return m->unit[l][la];
 }
 
-/* Recursive doubling: log2(p) stages of pairs i ^ 2^s, blocks(s) bytes. */
-static double cost_rd(const cost_ctx_t *c, int p, double block, int allreduce)
+static double stage_cost(cost_ctx_t *c, const stage_t *st)
 {
-    double total = 0;
-    for (long long s = 1; s < p; s *= 2) {
-        double bytes = allreduce ? block : block * (double)s, worst = 0;
-        for (int i = 0; i < p; i++)
-            if (i < (i ^ s))
-                worst = fmax(worst, msg(c, i, (int)(i ^ s), bytes));
-        total += worst;
+    int l;
+    for (int i = 0; i < st->n; i++) {
+        int u = exit_unit(c, st->src[i], st->dst[i], &l);
+        if (u >= 0)
+            c->count[l][u]++;
     }
-    return total;
-}
-
-static double cost_ring(const cost_ctx_t *c, int p, double block)
-{
     double worst = 0;
-    for (int i = 0; i < p && p > 1; i++)
-        worst = fmax(worst, msg(c, i, (i + 1) % p, block));
-    return worst * (p - 1);
-}
-
-static double cost_bruck(const cost_ctx_t *c, int p, double block)
-{
-    double total = 0;
-    for (long long k = 1; k < p; k *= 2) {
-        double blocks = (double)(k < p - k ? k : p - k), worst = 0;
-        for (int i = 0; i < p; i++)
-            worst = fmax(worst, msg(c, i, (int)((i - k + p) % p), block * blocks));
-        total += worst;
+    for (int i = 0; i < st->n; i++) {
+        int u = exit_unit(c, st->src[i], st->dst[i], &l);
+        if (u < 0)
+            continue;
+        double dist = mpitopo__coll_distance(c->d, leaf_of_new(c, st->src[i]), leaf_of_new(c, st->dst[i]));
+        worst = fmax(worst, dist * (1.0 + c->count[l][u] * st->bytes[i] / 1024.0));
     }
-    return total;
+    for (int i = 0; i < st->n; i++) {
+        int u = exit_unit(c, st->src[i], st->dst[i], &l);
+        if (u >= 0)
+            c->count[l][u] = 0;
+    }
+    return worst;
 }
 
-static double cost_binomial(const cost_ctx_t *c, int p, double bytes, int gather)
+static void add(stage_t *st, long long a, long long b, double bytes)
+{
+    st->src[st->n] = (int)a;
+    st->dst[st->n] = (int)b;
+    st->bytes[st->n++] = bytes;
+}
+
+/* The algorithm's stages one after the other, summed. */
+static double algorithm_cost(cost_ctx_t *c, mpitopo__coll_alg_t alg, int p, double block, stage_t *st)
 {
     double total = 0;
-    for (long long m = 1; m < p; m *= 2) {
-        double worst = 0;
-        for (long long r = 0; r + m < p; r += 2 * m) {
-            double sub = (double)(m < p - r - m ? m : p - r - m);
-            worst = fmax(worst, gather ? msg(c, (int)(r + m), (int)r, bytes * sub) : msg(c, (int)r, (int)(r + m), bytes));
+    if (alg == MPITOPO__COLL_ALG_ALLGATHER_RING) { /* p - 1 identical stages */
+        st->n = 0;
+        for (long long i = 0; i < p && p > 1; i++)
+            add(st, i, (i + 1) % p, block);
+        return stage_cost(c, st) * (p - 1);
+    }
+    for (long long k = 1; k < p; k *= 2) {
+        st->n = 0;
+        switch (alg) {
+        case MPITOPO__COLL_ALG_ALLGATHER_RD:
+        case MPITOPO__COLL_ALG_ALLREDUCE_RD:
+            for (long long i = 0; i < p; i++)
+                add(st, i, i ^ k, alg == MPITOPO__COLL_ALG_ALLREDUCE_RD ? block : block * (double)k);
+            break;
+        case MPITOPO__COLL_ALG_ALLGATHER_BRUCK:
+            for (long long i = 0; i < p; i++)
+                add(st, i, (i - k + p) % p, block * (double)(k < p - k ? k : p - k));
+            break;
+        case MPITOPO__COLL_ALG_BCAST_BINOMIAL:
+            for (long long r = 0; r + k < p; r += 2 * k)
+                add(st, r, r + k, block);
+            break;
+        default: /* gather: up the same tree with the subtree's blocks */
+            for (long long r = 0; r + k < p; r += 2 * k)
+                add(st, r + k, r, block * (double)(k < p - r - k ? k : p - r - k));
+            break;
         }
-        total += worst;
+        total += stage_cost(c, st);
     }
     return total;
 }
@@ -113,15 +157,22 @@ int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, i
             return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "leaf_of_rank[%d] = %d is not in [0, %d)", j,
                                    leaf_of_rank[j], d->machine->nleaves);
     }
-    const cost_ctx_t c = {d, leaf_of_rank, old_of_new};
-    switch (alg) {
-    case MPITOPO__COLL_ALG_ALLGATHER_RD: *cost = cost_rd(&c, p, block_bytes, 0); break;
-    case MPITOPO__COLL_ALG_ALLREDUCE_RD: *cost = cost_rd(&c, p, block_bytes, 1); break;
-    case MPITOPO__COLL_ALG_ALLGATHER_RING: *cost = cost_ring(&c, p, block_bytes); break;
-    case MPITOPO__COLL_ALG_ALLGATHER_BRUCK: *cost = cost_bruck(&c, p, block_bytes); break;
-    case MPITOPO__COLL_ALG_BCAST_BINOMIAL: *cost = cost_binomial(&c, p, block_bytes, 0); break;
-    case MPITOPO__COLL_ALG_GATHER_BINOMIAL: *cost = cost_binomial(&c, p, block_bytes, 1); break;
-    default: return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "alg = %d is not an algorithm", (int)alg);
-    }
-    return MPITOPO_SUCCESS;
+    if ((int)alg < MPITOPO__COLL_ALG_ALLGATHER_RD || alg > MPITOPO__COLL_ALG_ALLREDUCE_RD)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "alg = %d is not an algorithm", (int)alg);
+    const mpitopo_machine_t *m = d->machine;
+    cost_ctx_t c = {d, leaf_of_rank, old_of_new, {NULL}};
+    stage_t st = {0, mpitopo__malloc_array((size_t)p, sizeof(int)), mpitopo__malloc_array((size_t)p, sizeof(int)),
+                  mpitopo__malloc_array((size_t)p, sizeof(double))};
+    int rc = st.src && st.dst && st.bytes ? MPITOPO_SUCCESS : MPITOPO_NOMEM("a stage");
+    for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++)
+        if (!(c.count[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *c.count[l])))
+            rc = MPITOPO_NOMEM("the message counts");
+    if (rc == MPITOPO_SUCCESS)
+        *cost = algorithm_cost(&c, alg, p, block_bytes, &st);
+    for (int l = 0; l < m->nlevels; l++)
+        mpitopo__free(c.count[l]);
+    mpitopo__free(st.src);
+    mpitopo__free(st.dst);
+    mpitopo__free(st.bytes);
+    return rc;
 }
