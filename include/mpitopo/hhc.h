@@ -34,18 +34,37 @@ extern "C" {
  * cube over its leaves (2x2x2, or the top cube's shape; the rank of a leaf
  * is its nibble, coordinates its bits, most significant first).
  *
- * Routed messages (mpitopo_hhc_send() and mpitopo_hhc_recv()) travel the
- * network's route hop by hop, each hop one message on the tree or a cube;
- * the processes in between forward them while they are inside a routed
- * call (send, recv, fence, free). So, as with MPI's progress rule, a
- * program that sends routed messages calls mpitopo_hhc_fence() (or frees
- * the HHC) on every process before other communication that could wait on
- * them. The collectives do not forward.
+ * Routed messages (mpitopo_hhc_send(), mpitopo_hhc_isend(),
+ * mpitopo_hhc_recv(), mpitopo_hhc_irecv()) travel the network's route hop
+ * by hop, each hop one message on the tree or a cube. The hops travel on
+ * private duplicates of those communicators, so they never match the
+ * user's messages on any communicator, and messages from one node to
+ * another are received in the order sent (receives match as in MPI: a
+ * message goes to the earliest posted receive it fits, a receive takes the
+ * earliest message it fits).
+ *
+ * Progress: there is no progress thread. The processes on a route forward
+ * a message while they are inside one of the routed calls on this HHC:
+ * mpitopo_hhc_send(), _isend(), _recv(), _irecv(), _try_recv(), _wait(),
+ * _waitall(), _test(), _progress(), _fence() and _free() (the collectives
+ * do not forward, and neither does mpitopo_progress(), which moves the
+ * neighbourhood collectives' requests). So no fence is needed between
+ * routed messages and other communication as long as every process that
+ * may lie on a pending message's route keeps making such calls, for
+ * instance mpitopo_hhc_progress() in the loop where it waits for its own
+ * MPI requests with MPI_Test; before it blocks in other communication that
+ * depends on a routed message reaching another process, it calls
+ * mpitopo_hhc_fence() (collective), which returns once no routed message is
+ * in flight anywhere.
  * @{
  */
 
 /** The HHC object of one process (opaque). */
 typedef struct mpitopo_hhc mpitopo_hhc_t;
+/** A nonblocking routed send or receive (opaque handle). */
+typedef struct mpitopo_hhc_request *mpitopo_hhc_request_t;
+/** The empty routed request. */
+#define MPITOPO_HHC_REQUEST_NULL ((mpitopo_hhc_request_t)0)
 
 /** The tree communicator (mpitopo_hhc_comm(), and a hop of mpitopo_hhc_route()). */
 #define MPITOPO_HHC_TREE 0
@@ -92,7 +111,9 @@ MPITOPO_API int mpitopo_hhc_create(MPI_Comm comm, int dim, MPI_Info info, mpitop
 /**
  * @brief Release an HHC object and its communicators.
  *
- * Completes the routed messages first (mpitopo_hhc_fence()).
+ * Completes the routed messages first (mpitopo_hhc_fence()). Receives
+ * still pending then fail in their mpitopo_hhc_wait() or mpitopo_hhc_test()
+ * (which releases them); complete them first.
  * @param[in,out] hhc the object, set to NULL; NULL or *hhc NULL does nothing
  * @retval MPITOPO_SUCCESS on success
  * @mpierr
@@ -220,8 +241,10 @@ MPITOPO_API int mpitopo_hhc_route(const mpitopo_hhc_t *hhc, long long src, long 
 /**
  * @brief Send a message to a node, forwarded along the route.
  *
- * Returns once the message is packed and on its way (buf may be reused).
- * Messages from one node to another arrive in the order sent.
+ * Returns once the message is packed and its first hop posted (buf may be
+ * reused): a buffered send, which never waits for the receiver. Messages
+ * from one node to another arrive in the order sent, whether sent by
+ * mpitopo_hhc_send() or mpitopo_hhc_isend().
  * @param[in] buf the data
  * @param[in] count number of elements, >= 0
  * @param[in] type their datatype
@@ -238,6 +261,119 @@ MPITOPO_API int mpitopo_hhc_route(const mpitopo_hhc_t *hhc, long long src, long 
  */
 MPITOPO_API int mpitopo_hhc_send(const void *buf, int count, MPI_Datatype type, long long dst,
                                  int tag, mpitopo_hhc_t *hhc);
+
+/**
+ * @brief Start a routed send: the nonblocking form of mpitopo_hhc_send().
+ *
+ * The message is packed at once (buf and type may be reused or freed when
+ * the call returns) and its first hop posted; the request completes, in
+ * mpitopo_hhc_wait() or mpitopo_hhc_test(), when MPI has completed that
+ * hop's send, and the packed copy is released then. The processes on the
+ * route forward it as described above.
+ * @param[in] buf the data
+ * @param[in] count number of elements, >= 0
+ * @param[in] type their datatype
+ * @param[in] dst the destination node ID (the sender's own: a message to itself)
+ * @param[in] tag a tag >= 0
+ * @param[in,out] hhc the HHC
+ * @param[out] request the new request (#MPITOPO_HHC_REQUEST_NULL on error)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG hhc or request NULL, a bad ID, count or tag < 0
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @par Collective:
+ * No: point-to-point.
+ */
+MPITOPO_API int mpitopo_hhc_isend(const void *buf, int count, MPI_Datatype type, long long dst, int tag,
+                                  mpitopo_hhc_t *hhc, mpitopo_hhc_request_t *request);
+
+/**
+ * @brief Start a routed receive: the nonblocking form of mpitopo_hhc_recv().
+ *
+ * The receive takes the earliest message already arrived from src with
+ * tag, or else the first that arrives (receives are matched in the order
+ * they were posted); the data is unpacked into buf then, inside whichever
+ * routed call moved it. buf must stay valid until the request completes;
+ * type may be freed at once (the request keeps a duplicate).
+ * @param[out] buf the data, when the request completes
+ * @param[in] count room for count elements of type
+ * @param[in] type their datatype
+ * @param[in] src the source node ID or #MPITOPO_HHC_ANY
+ * @param[in] tag a tag or MPI_ANY_TAG
+ * @param[in,out] hhc the HHC
+ * @param[out] request the new request (#MPITOPO_HHC_REQUEST_NULL on an
+ *             argument error)
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG hhc or request NULL, a bad ID, count < 0
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @par Collective:
+ * No: point-to-point.
+ */
+MPITOPO_API int mpitopo_hhc_irecv(void *buf, int count, MPI_Datatype type, long long src, int tag,
+                                  mpitopo_hhc_t *hhc, mpitopo_hhc_request_t *request);
+
+/**
+ * @brief Complete a routed request, forwarding others' messages meanwhile.
+ *
+ * The request is then released and set to #MPITOPO_HHC_REQUEST_NULL (also
+ * when it failed); #MPITOPO_HHC_REQUEST_NULL completes at once.
+ * @param[in,out] request the request
+ * @param[out] from NULL or, for a receive, the source node ID
+ * @param[out] tag NULL or, for a receive, the tag
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG request NULL; a receive whose message was longer
+ *         than count elements (the message is dropped); a receive whose HHC
+ *         was freed first
+ * @mpierr
+ * @par Collective:
+ * No: point-to-point; waits for the message.
+ */
+MPITOPO_API int mpitopo_hhc_wait(mpitopo_hhc_request_t *request, long long *from, int *tag);
+
+/**
+ * @brief Tell whether a routed request has completed, after one round of
+ * forwarding; completed, it is released as by mpitopo_hhc_wait().
+ * @param[in,out] request the request
+ * @param[out] flag 1 when it has completed (#MPITOPO_HHC_REQUEST_NULL gives 1), else 0
+ * @param[out] from NULL or, for a completed receive, the source node ID
+ * @param[out] tag NULL or, for a completed receive, the tag
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG request or flag NULL, or as mpitopo_hhc_wait()
+ * @mpierr
+ * @par Collective:
+ * No: point-to-point; never waits.
+ */
+MPITOPO_API int mpitopo_hhc_test(mpitopo_hhc_request_t *request, int *flag, long long *from, int *tag);
+
+/**
+ * @brief Complete count routed requests (of any HHC objects), in any order.
+ * @param[in] count number of requests, >= 0
+ * @param[in,out] requests the requests, each set to #MPITOPO_HHC_REQUEST_NULL
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG count < 0, requests NULL with count > 0, or the
+ *         first request's error as mpitopo_hhc_wait() (every request is
+ *         completed and released all the same)
+ * @mpierr
+ * @par Collective:
+ * No: point-to-point.
+ */
+MPITOPO_API int mpitopo_hhc_waitall(int count, mpitopo_hhc_request_t requests[]);
+
+/**
+ * @brief Forward the routed messages that have come, complete what can
+ * complete, and return at once.
+ *
+ * For a process that waits on something else (its own MPI requests)
+ * while routed messages may cross it.
+ * @param[in,out] hhc the HHC
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG hhc NULL
+ * @retval MPITOPO_ERR_NOMEM out of memory for a message passing through
+ * @mpierr
+ * @local
+ */
+MPITOPO_API int mpitopo_hhc_progress(mpitopo_hhc_t *hhc);
 
 /**
  * @brief Receive a routed message, forwarding others meanwhile.
@@ -263,10 +399,8 @@ MPITOPO_API int mpitopo_hhc_recv(void *buf, int count, MPI_Datatype type, long l
  * @brief Receive a routed message if one has come: the nonblocking form of
  * mpitopo_hhc_recv(); forwards what has come for others meanwhile.
  *
- * mpitopo_hhc_send() is already nonblocking in effect: it returns once the
- * message is packed and its first hop posted. Calling this in a loop (with
- * any source) is also how a process that waits for nothing keeps
- * forwarding for others.
+ * It takes only a message that no posted receive (mpitopo_hhc_irecv())
+ * has matched.
  * @param[out] buf the data, when *flag is set
  * @param[in] count room for count elements of type
  * @param[in] type their datatype

@@ -13,15 +13,20 @@
  * only flows from a node that has it to one that waits for it, along a tree,
  * so the blocking calls cannot deadlock.
  *
- * Gather. The nodes are numbered in post-order, so the subtree of a node is
- * the run of numbers that ends with it: every centre receives its leaves'
- * subtrees (equal sizes) at once, each over its own centre-leaf link, and
- * appends its own block. (An earlier version gathered each cube to leaf 0
- * over the cube's Cartesian communicator and sent the whole to the centre
- * over one link: 1.7x to 7x slower than MPI_Gather under SMPI on the HHC
- * network.) The top centre holds every block in node order and sends them
- * to root, which unpacks block v at the gather position of node v (comm's
- * rank order).
+ * Gather: the broadcast run backwards, blocks packed in node order. The
+ * nodes are numbered in post-order, so the subtree of a node is the run of
+ * numbers that ends with it and a cube's leaves' subtrees are consecutive
+ * runs of one size, in leaf position order. Every cube gathers its leaves'
+ * subtrees over its Cartesian communicator (PMPI_Gather on fcube) to its
+ * exit leaf: leaf 0, which sends them to the centre over the tree, unless
+ * the centre is above root on its chain; then the exit is the centre's
+ * child on the chain, and the centre sends it down the tree everything
+ * outside the centre's subtree plus its own block (one message of an
+ * indexed type), which the centre received the same way. So the blocks
+ * climb the cubes and the tree off the chain and descend the chain to
+ * root, which unpacks block v at the gather position of node v (comm's
+ * rank order). Root, the only process with room for every block besides
+ * the other chain nodes, is reached over real HHC links only.
  *
  * Allreduce. The same climb with PMPI_Reduce in the cubes and
  * PMPI_Reduce_local at the centres, then the broadcast from the top centre.
@@ -29,6 +34,7 @@
 #include "mpi/hhc_internal.h"
 #include "network/network_internal.h"
 
+#include <limits.h>
 #include <string.h>
 
 #define COLL_TAG 1802
@@ -98,25 +104,26 @@ static int subtree(int dim, int l)
     return s;
 }
 
-/* The packed blocks of this node's subtree (sub, in node order, its own
- * block packed last) gathered up to the top centre, blk bytes a block: a
- * centre receives its leaves' subtrees at once, each on its own link
- * (nonblocking receives into consecutive runs of sub), then sends sub to
- * its own centre. */
-static int gather_up(mpitopo_hhc_t *h, char *sub, int blk)
+/* The first node of v's subtree (post-order: the run that ends with v). */
+static int first_of(int dim, int v)
 {
-    int rc = MPI_SUCCESS, dim = h->dim;
-    if (h->level > 0) {
-        int k = mpitopo__hhc_cube_dim(dim, h->level), part = subtree(dim, h->level - 1) * blk;
-        MPI_Request req[8];
-        for (int q = 0; q < 1 << k; q++)
-            if ((rc = PMPI_Irecv(sub + (size_t)q * (size_t)part, part, MPI_PACKED, mpitopo__hhc_child(dim, h->node, q),
-                                 COLL_TAG, h->ftree, &req[q])) != MPI_SUCCESS)
-                return rc; /* MPI's errors are fatal by default: no cleanup of the others */
-        rc = PMPI_Waitall(1 << k, req, MPI_STATUSES_IGNORE);
-    }
-    if (rc == MPI_SUCCESS && h->centre >= 0)
-        rc = PMPI_Send(sub, subtree(dim, h->level) * blk, MPI_PACKED, h->centre, COLL_TAG, h->ftree);
+    return v - subtree(dim, mpitopo__hhc_level(dim, v)) + 1;
+}
+
+/* Send (or receive) the blocks of buf outside node c's subtree, and c's
+ * own: blocks [0, first_of(c)) and [c, nnodes), blk bytes each, in one
+ * message over the tree link between c and its child on root's chain. */
+static int chain_region(mpitopo_hhc_t *h, char *buf, int blk, int c, int peer, int send)
+{
+    int lens[2] = {first_of(h->dim, c) * blk, (h->nnodes - c) * blk}, displs[2] = {0, c * blk};
+    MPI_Datatype region;
+    int rc = PMPI_Type_indexed(2, lens, displs, MPI_BYTE, &region);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Type_commit(&region)) == MPI_SUCCESS)
+        rc = send ? PMPI_Send(buf, 1, region, peer, COLL_TAG, h->ftree)
+                  : PMPI_Recv(buf, 1, region, peer, COLL_TAG, h->ftree, MPI_STATUS_IGNORE);
+    PMPI_Type_free(&region);
     return rc;
 }
 
@@ -127,7 +134,7 @@ static int gather_impl(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     int rootn, rc = mpitopo__hhc_check_id(h, fn, "root", root, &rootn);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    int me = h->node, top = h->nnodes - 1, blk = 0;
+    int me = h->node, dim = h->dim, nn = h->nnodes, blk = 0;
     MPI_Aint lb, extent = 0;
     if (me == rootn && (rc = PMPI_Type_get_extent(recvtype, &lb, &extent)) != MPI_SUCCESS)
         return rc;
@@ -141,41 +148,65 @@ static int gather_impl(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         intype = recvtype;
     }
     /* The same type signature gives the same packed size on one machine,
-     * so every block has blk bytes. */
+     * so every block has blk bytes, and every process decides alike. */
     if ((rc = PMPI_Pack_size(incount, intype, h->ftree, &blk)) != MPI_SUCCESS)
         return rc;
-    int nsub = subtree(h->dim, h->level);
-    size_t total = (size_t)blk * (size_t)h->nnodes;
-    char *sub = mpitopo__malloc((size_t)blk * (size_t)nsub + 1), *all = NULL;
-    if (me == rootn && me != top)
-        all = mpitopo__malloc(total + 1);
+    if ((size_t)blk * (size_t)nn > INT_MAX)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "sendcount = %d: %d blocks of %d packed bytes exceed one message",
+                               incount, nn, blk);
+    /* The roles: the chain (root and the centres above it) receives the
+     * blocks from above; a cube gathers to its exit leaf, the child on the
+     * chain for a cube whose centre is above root, else leaf 0. */
+    int me_above = above_root(dim, rootn, me), on_chain = me == rootn || me_above;
+    int exit_pos = 0, S = subtree(dim, h->level);
+    if (h->centre >= 0 && above_root(dim, rootn, h->centre))
+        mpitopo__hhc_parent(dim, chain_child(dim, rootn, h->centre), &exit_pos);
+    int is_exit = h->centre >= 0 && h->position == exit_pos;
+    /* The blocks this process holds: from node base on, nblk of them. */
+    int base = first_of(dim, me), nblk = S;
+    if (on_chain) {
+        base = 0;
+        nblk = nn;
+    } else if (is_exit) { /* leaf 0 of a cube off the chain: the cube's leaves' subtrees */
+        nblk = subtree(dim, h->level + 1) - 1;
+    }
+    char *buf = mpitopo__malloc((size_t)blk * (size_t)nblk + 1);
     /* Agreed before any message, so that one process short of memory does
      * not leave the others waiting. */
-    int ok = sub && (all || me != rootn || me == top), all_ok = 0;
+    int ok = buf != NULL, all_ok = 0;
     rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->ftree);
     if (rc == MPI_SUCCESS && !all_ok)
         rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, fn, "out of memory on a process of the HHC");
-    int pos = (nsub - 1) * blk;
+    int pos = (me - base) * blk;
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Pack(in, incount, intype, sub, nsub * blk, &pos, h->ftree);
-    if (rc == MPI_SUCCESS)
-        rc = gather_up(h, sub, blk);
-    if (me == top)
-        all = sub;
-    if (rc == MPI_SUCCESS && me == rootn && me != top)
-        rc = PMPI_Recv(all, (int)total, MPI_PACKED, top, COLL_TAG, h->ftree, MPI_STATUS_IGNORE);
-    else if (rc == MPI_SUCCESS && me == top && rootn != top)
-        rc = PMPI_Send(all, (int)total, MPI_PACKED, rootn, COLL_TAG, h->ftree);
-    for (int v = 0; rc == MPI_SUCCESS && me == rootn && v < h->nnodes; v++) {
+        rc = PMPI_Pack(in, incount, intype, buf, nblk * blk, &pos, h->ftree);
+    /* A centre not above root: its cube's blocks, gathered at leaf 0. */
+    if (rc == MPI_SUCCESS && h->level > 0 && !me_above)
+        rc = PMPI_Recv(buf + (size_t)(first_of(dim, me) - base) * (size_t)blk, (S - 1) * blk, MPI_BYTE,
+                       mpitopo__hhc_child(dim, me, 0), COLL_TAG, h->ftree, MPI_STATUS_IGNORE);
+    /* As a leaf: the cube's gather over its Cartesian communicator; the
+     * exit's own subtree is in place in its buffer. */
+    if (rc == MPI_SUCCESS && h->centre >= 0) {
+        char *at = buf + (size_t)(first_of(dim, h->centre) - base) * (size_t)blk;
+        rc = is_exit ? PMPI_Gather(MPI_IN_PLACE, S * blk, MPI_BYTE, at, S * blk, MPI_BYTE, exit_pos, h->fcube)
+                     : PMPI_Gather(buf + (size_t)(first_of(dim, me) - base) * (size_t)blk, S * blk, MPI_BYTE,
+                                   NULL, 0, MPI_BYTE, exit_pos, h->fcube);
+        if (rc == MPI_SUCCESS && is_exit && !on_chain) /* leaf 0: the cube's blocks up to the centre */
+            rc = PMPI_Send(buf, nblk * blk, MPI_BYTE, h->centre, COLL_TAG, h->ftree);
+        else if (rc == MPI_SUCCESS && on_chain) /* the exit on the chain: everything outside, from above */
+            rc = chain_region(h, buf, blk, h->centre, h->centre, 0);
+    }
+    /* Down the chain: all but this subtree, and this block. */
+    if (rc == MPI_SUCCESS && me_above)
+        rc = chain_region(h, buf, blk, me, chain_child(dim, rootn, me), 1);
+    for (int v = 0; rc == MPI_SUCCESS && me == rootn && v < nn; v++) {
         if (sendbuf == MPI_IN_PLACE && v == me)
             continue;
         int p = v * blk;
         char *out = (char *)recvbuf + (MPI_Aint)h->block_of_node[v] * recvcount * extent;
-        rc = PMPI_Unpack(all, (int)total, &p, out, recvcount, recvtype, h->ftree);
+        rc = PMPI_Unpack(buf, nn * blk, &p, out, recvcount, recvtype, h->ftree);
     }
-    if (all != sub)
-        mpitopo__free(all);
-    mpitopo__free(sub);
+    mpitopo__free(buf);
     return rc;
 }
 

@@ -13,11 +13,27 @@ typedef struct hhc_msg {
     char *data;           /* nbytes packed bytes */
 } hhc_msg_t;
 
-/* A hop on its way (an Isend of buf). */
+/* A nonblocking routed send or receive (mpitopo_hhc_isend, _irecv). */
+struct mpitopo_hhc_request {
+    mpitopo_hhc_t *h;                 /* NULL once the HHC was freed under it */
+    int dim;                          /* the HHC's, for the source's ID */
+    struct mpitopo_hhc_request *next; /* the posted receives, in posting order */
+    int is_recv, done, error;         /* error: an mpitopo or MPI code */
+    void *buf;                        /* receive: the user's buffer */
+    int count, room;                  /* room: packed bytes count elements take */
+    MPI_Datatype type;                /* receive: the user's type or a duplicate */
+    int owned_type;                   /* type is a duplicate, freed with the request */
+    int src, tag;                     /* receive: node wanted (-1 any), tag (or MPI_ANY_TAG) */
+    int from, tag_out, nbytes;        /* completed receive: source node, tag, packed bytes */
+};
+
+/* A hop on its way (an Isend of buf); owner: the isend request it
+ * completes, NULL for a forwarded hop or a blocking send. */
 typedef struct hhc_hop {
     struct hhc_hop *next;
     MPI_Request req;
     char *buf;
+    struct mpitopo_hhc_request *owner;
 } hhc_hop_t;
 
 struct mpitopo_hhc {
@@ -31,6 +47,7 @@ struct mpitopo_hhc {
     int *block_of_node;      /* nnodes: the node's block in gather (comm's order) */
     hhc_msg_t *arrived, *arrived_tail;
     hhc_hop_t *hops;
+    struct mpitopo_hhc_request *posted, *posted_tail; /* receives not matched yet */
     long long hops_sent, hops_received; /* for the fence's count */
 };
 

@@ -193,6 +193,128 @@ static void check_routed(mpitopo_hhc_t *h, int nnodes)
     MPI_Type_free(&vec);
 }
 
+/* Nonblocking routed messages: K in flight from every node to every node
+ * (itself included) with tag 7, a vector of every other int, interleaved
+ * with the user's own messages on MPI_COMM_WORLD with the same tag (a ring
+ * over the members), no fence: receives from the lower half of the nodes
+ * are posted before the sends (matched on arrival), the others after (they
+ * take arrived messages); every receive from one source must see that
+ * source's messages in the order sent. The user's traffic completes with
+ * MPI_Testall and mpitopo_hhc_progress, the last phase with an MPI_Ibarrier
+ * polled the same way, the documented way to end without a fence. */
+static void check_nonblocking(mpitopo_hhc_t *h, int nnodes, MPI_Comm ref)
+{
+    enum { K = 3 };
+    long long me;
+    mpitopo_hhc_info(h, NULL, NULL, &me);
+    MPI_Comm tree;
+    mpitopo_hhc_comm(h, MPITOPO_HHC_TREE, &tree);
+    int trank, mrank, msize;
+    MPI_Comm_rank(tree, &trank);
+    MPI_Comm_rank(ref, &mrank);
+    MPI_Comm_size(ref, &msize);
+    long long *ids = malloc((size_t)nnodes * sizeof *ids);
+    int *world_of = malloc((size_t)msize * sizeof *world_of);
+    MPI_Allgather(&me, 1, MPI_LONG_LONG, ids, 1, MPI_LONG_LONG, tree);
+    MPI_Allgather(&rank, 1, MPI_INT, world_of, 1, MPI_INT, ref);
+    MPI_Datatype vec;
+    MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int n = nnodes * K;
+    int(*in)[6] = malloc((size_t)n * sizeof *in), (*out)[6] = malloc((size_t)n * sizeof *out);
+    mpitopo_hhc_request_t *rr = malloc((size_t)n * sizeof *rr), *sr = malloc((size_t)n * sizeof *sr);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < 6; j++)
+            in[i][j] = -5;
+        rr[i] = sr[i] = MPITOPO_HHC_REQUEST_NULL;
+    }
+    /* A type freed while its receives are pending (they keep a duplicate). */
+    MPI_Datatype rvec;
+    MPI_Type_dup(vec, &rvec);
+    int half = nnodes / 2;
+    for (int v = 0; v < half; v++)
+        for (int k = 0; k < K; k++)
+            MT_CHECK_RC(mpitopo_hhc_irecv(in[v * K + k], 1, rvec, ids[v], 7, h, &rr[v * K + k]));
+    MPI_Type_free(&rvec);
+    /* The user's ring on the world, same tag, posted among the sends. */
+    int unext = world_of[(mrank + 1) % msize], uprev = world_of[(mrank + msize - 1) % msize];
+    int usend[2] = {rank, 4242}, urecv[2] = {-1, -1};
+    MPI_Request ureq[2];
+    MPI_Irecv(urecv, 2, MPI_INT, uprev, 7, MPI_COMM_WORLD, &ureq[0]);
+    for (int w = 0; w < nnodes; w++) {
+        for (int k = 0; k < K; k++) {
+            int i = w * K + k;
+            out[i][0] = trank;
+            out[i][2] = w;
+            out[i][4] = k;
+            out[i][1] = out[i][3] = out[i][5] = -1;
+            MT_CHECK_RC(mpitopo_hhc_isend(out[i], 1, vec, ids[w], 7, h, &sr[i]));
+        }
+        if (w == half)
+            MPI_Isend(usend, 2, MPI_INT, unext, 7, MPI_COMM_WORLD, &ureq[1]);
+    }
+    if (half >= nnodes)
+        MPI_Isend(usend, 2, MPI_INT, unext, 7, MPI_COMM_WORLD, &ureq[1]);
+    for (int v = half; v < nnodes; v++)
+        for (int k = 0; k < K; k++)
+            MT_CHECK_RC(mpitopo_hhc_irecv(in[v * K + k], 1, vec, ids[v], 7, h, &rr[v * K + k]));
+    for (int done = 0; !done;) {
+        MPI_Testall(2, ureq, &done, MPI_STATUSES_IGNORE);
+        MT_CHECK_RC(mpitopo_hhc_progress(h));
+    }
+    MT_CHECK(urecv[0] == uprev && urecv[1] == 4242, "user ring: %d %d from world rank %d", urecv[0], urecv[1],
+             uprev);
+    /* Sends by wait and test, receives by waitall. */
+    for (int i = 0; i < n; i += 2)
+        MT_CHECK_RC(mpitopo_hhc_wait(&sr[i], NULL, NULL));
+    for (int i = 1; i < n; i += 2)
+        for (int flag = 0; !flag;)
+            if (!MT_CHECK_RC(mpitopo_hhc_test(&sr[i], &flag, NULL, NULL)))
+                break;
+    MT_CHECK_RC(mpitopo_hhc_waitall(n, rr));
+    for (int i = 0; i < n; i++) {
+        int v = i / K, k = i % K;
+        MT_CHECK(sr[i] == MPITOPO_HHC_REQUEST_NULL && rr[i] == MPITOPO_HHC_REQUEST_NULL, "request %d kept", i);
+        MT_CHECK(in[i][0] == v && in[i][2] == trank && in[i][4] == k && in[i][1] == -5 && in[i][5] == -5,
+                 "nonblocking %d -> %d #%d: got %d %d %d", v, trank, k, in[i][0], in[i][2], in[i][4]);
+    }
+    /* Any source, tested: the ring of tree ranks, with a blocking send
+     * between (order between the two kinds of send kept). */
+    int next = (trank + 1) % nnodes, prev = (trank + nnodes - 1) % nnodes, x[2] = {-1, -1};
+    mpitopo_hhc_request_t a = MPITOPO_HHC_REQUEST_NULL, b = MPITOPO_HHC_REQUEST_NULL, s = NULL;
+    MT_CHECK_RC(mpitopo_hhc_irecv(&x[0], 1, MPI_INT, MPITOPO_HHC_ANY, 13, h, &a));
+    MT_CHECK_RC(mpitopo_hhc_irecv(&x[1], 1, MPI_INT, MPITOPO_HHC_ANY, MPI_ANY_TAG, h, &b));
+    int y0 = trank * 10, y1 = trank * 10 + 1;
+    MT_CHECK_RC(mpitopo_hhc_isend(&y0, 1, MPI_INT, ids[next], 13, h, &s));
+    MT_CHECK_RC(mpitopo_hhc_send(&y1, 1, MPI_INT, ids[next], 14, h));
+    long long from = -1, from2 = -1;
+    int tag = -1, tag2 = -1;
+    for (int flag = 0; !flag;)
+        if (!MT_CHECK_RC(mpitopo_hhc_test(&a, &flag, &from, &tag)))
+            break;
+    MT_CHECK_RC(mpitopo_hhc_wait(&b, &from2, &tag2));
+    MT_CHECK_RC(mpitopo_hhc_wait(&s, NULL, NULL));
+    MT_CHECK(x[0] == prev * 10 && from == ids[prev] && tag == 13 && x[1] == prev * 10 + 1 &&
+                 from2 == ids[prev] && tag2 == 14,
+             "any: %d from %llx tag %d, then %d from %llx tag %d", x[0], from, tag, x[1], from2, tag2);
+    /* The end without a fence: a nonblocking barrier of the user's, polled
+     * with the routed progress, so that messages still crossing a process
+     * that is done move on. */
+    MPI_Request bar;
+    MPI_Ibarrier(ref, &bar);
+    for (int done = 0; !done;) {
+        MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+        MT_CHECK_RC(mpitopo_hhc_progress(h));
+    }
+    MPI_Type_free(&vec);
+    free(in);
+    free(out);
+    free(rr);
+    free(sr);
+    free(ids);
+    free(world_of);
+}
+
 /* Collectives from every root against MPI's on the members in world order. */
 static void check_collectives(mpitopo_hhc_t *h, int nnodes, MPI_Comm ref)
 {
@@ -204,6 +326,9 @@ static void check_collectives(mpitopo_hhc_t *h, int nnodes, MPI_Comm ref)
     MPI_Allgather(&me, 1, MPI_LONG_LONG, ids, 1, MPI_LONG_LONG, ref);
     enum { N = 5 };
     int *got = malloc((size_t)nnodes * N * sizeof *got), *want = malloc((size_t)nnodes * N * sizeof *want);
+    MPI_Datatype gvec; /* extent 5 ints = N: block p at 5 p */
+    MPI_Type_vector(3, 1, 2, MPI_INT, &gvec);
+    MPI_Type_commit(&gvec);
     for (int root = 0; root < nnodes; root++) {
         int a[N], b[N];
         for (int i = 0; i < N; i++)
@@ -227,7 +352,16 @@ static void check_collectives(mpitopo_hhc_t *h, int nnodes, MPI_Comm ref)
                                        ids[root], h));
         if (mrank == root)
             MT_CHECK(memcmp(got, want, (size_t)nnodes * N * sizeof *got) == 0, "gather in place to %d", root);
+        /* A vector of 3 ints (every other) sent and received. */
+        int vmine[6] = {mrank, -1, mrank + root, -1, 7 * mrank, -1};
+        memset(got, 0xff, (size_t)nnodes * N * sizeof *got);
+        memset(want, 0xff, (size_t)nnodes * N * sizeof *want);
+        MT_CHECK_RC(mpitopo_hhc_gather(vmine, 1, gvec, got, 1, gvec, ids[root], h));
+        MPI_Gather(vmine, 1, gvec, want, 1, gvec, root, ref);
+        if (mrank == root)
+            MT_CHECK(memcmp(got, want, (size_t)nnodes * N * sizeof *got) == 0, "gather of vectors to %d", root);
     }
+    MPI_Type_free(&gvec);
     /* Types that differ but match in signature: a vector of 3 ints sent,
      * 3 contiguous ints received, to the top centre and to world order 0. */
     MPI_Datatype vec;
@@ -290,6 +424,8 @@ static void check_errors(int dim)
     rc = mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &h);
     MT_CHECK(rc == MPITOPO_ERR_PARSE, "bad reorder: %s", mpitopo_err_name(rc));
     MPI_Info_free(&info);
+    mpitopo_hhc_request_t pending = MPITOPO_HHC_REQUEST_NULL;
+    static int pending_buf;
     MT_CHECK_RC(mpitopo_hhc_create(MPI_COMM_WORLD, dim, MPI_INFO_NULL, &h));
     if (h) {
         long long id;
@@ -304,9 +440,34 @@ static void check_errors(int dim)
         MT_CHECK(mpitopo_hhc_id_from_string(h, "1000.0000", &id) == MPITOPO_ERR_PARSE,
                  "1000.0000 accepted");
         MT_CHECK(mpitopo_hhc_send(&r, 1, MPI_INT, 0xA, 0, h) == MPITOPO_ERR_ARG, "send to 1010 accepted");
+        mpitopo_hhc_request_t q = (mpitopo_hhc_request_t)&rank;
+        MT_CHECK(mpitopo_hhc_isend(&r, 1, MPI_INT, 0xA, 0, h, &q) == MPITOPO_ERR_ARG && q == NULL,
+                 "isend to 1010 accepted");
+        MT_CHECK(mpitopo_hhc_isend(&r, 1, MPI_INT, 0x8, 0, h, NULL) == MPITOPO_ERR_ARG, "request NULL accepted");
+        MT_CHECK(mpitopo_hhc_wait(NULL, NULL, NULL) == MPITOPO_ERR_ARG, "wait on NULL accepted");
+        MT_CHECK(mpitopo_hhc_waitall(-1, NULL) == MPITOPO_ERR_ARG, "waitall of -1 accepted");
+        /* Longer than the receive: it fails in the wait, and is dropped. */
+        long long self;
+        int two[2] = {1, 2}, one = 0, flag = 0;
+        mpitopo_hhc_info(h, NULL, NULL, &self);
+        mpitopo_hhc_request_t s = NULL;
+        MT_CHECK_RC(mpitopo_hhc_irecv(&one, 1, MPI_INT, self, 3, h, &q));
+        MT_CHECK_RC(mpitopo_hhc_isend(two, 2, MPI_INT, self, 3, h, &s));
+        MT_CHECK_RC(mpitopo_hhc_wait(&s, NULL, NULL));
+        int rc2 = mpitopo_hhc_wait(&q, NULL, NULL);
+        MT_CHECK(rc2 == MPITOPO_ERR_ARG && q == NULL && strstr(mpitopo_last_error(), "longer") != NULL,
+                 "truncated receive: %s (%s)", mpitopo_err_name(rc2), mpitopo_last_error());
+        MT_CHECK_RC(mpitopo_hhc_try_recv(&one, 1, MPI_INT, self, 3, h, &flag, NULL, NULL));
+        MT_CHECK(flag == 0, "the truncated message was kept");
+        /* A receive left pending when the HHC is freed fails in its wait. */
+        MT_CHECK_RC(mpitopo_hhc_irecv(&pending_buf, 1, MPI_INT, self, 4, h, &pending));
     }
     MT_CHECK_RC(mpitopo_hhc_free(&h));
     MT_CHECK(h == NULL, "free leaves the handle");
+    if (pending) {
+        int rc3 = mpitopo_hhc_wait(&pending, NULL, NULL);
+        MT_CHECK(rc3 == MPITOPO_ERR_ARG && pending == NULL, "wait after free: %s", mpitopo_err_name(rc3));
+    }
 }
 
 int main(int argc, char **argv)
@@ -336,6 +497,7 @@ int main(int argc, char **argv)
             check_table(h, dim, nnodes);
             check_placement(h, dim, nnodes);
             check_routed(h, nnodes);
+            check_nonblocking(h, nnodes, ref);
             check_collectives(h, nnodes, ref);
             MPI_Comm_free(&ref);
         }
