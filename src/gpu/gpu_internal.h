@@ -58,4 +58,13 @@ int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, int *pe_
 double mpitopo__ptree_mc(const mpitopo__ptree_t *t, int n, const double *vol, const int *pe_of,
                          const double *extra, double *load);
 
+/* mpitopo_map_gpu(), with each phase's time in seconds in times[3] (may
+ * be NULL): phase 1 (nodes), 2 (cores), 3 (GPUs), summed over nodes. */
+int mpitopo__map_gpu_timed(const char *spec, const mpitopo_machine_t *machine,
+                           const mpitopo_network_t *network, const int *end_node,
+                           const mpitopo_gpus_t *gpus, const mpitopo_pattern_t *cpu_pattern,
+                           const mpitopo_pattern_t *gpu_pattern,
+                           const mpitopo_map_options_t *options, int *leaf_of_proc,
+                           int *gpu_of_proc, double *times);
+
 #endif
