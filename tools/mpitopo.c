@@ -108,6 +108,23 @@ static const char *eval_help =
     "                        dilation, maximum congestion, NZCA, NZCV, the\n"
     "                        hybrid metric and the busiest channel, over the\n"
     "                        bytes between processes on different nodes\n"
+    "  --gpu-pattern FILE|DESC\n"
+    "                        the GPU traffic C_gpu (a pattern over the same\n"
+    "                        processes as --pattern, e.g. the tracer's FILE.gpu);\n"
+    "                        needs --gpus. The columns are then the GPU\n"
+    "                        strategies of mpitopo_map_gpu (default all:\n"
+    "                        gpu-default, strategy1, strategy2, magc and\n"
+    "                        magc:scotch when built with Scotch; --mapper picks\n"
+    "                        some): the CPU rows over --pattern, plus the\n"
+    "                        maximum congestion (bytes per GB/s) and hop-bytes\n"
+    "                        of C_gpu over the GPU trees; in --json each mapper\n"
+    "                        gains \"gpu\": {\"max_congestion\", \"hop_bytes\"}.\n"
+    "                        gpu-default is the launch placement with GPU =\n"
+    "                        local rank mod GPUs per node\n"
+    "  --gpus DESC|XML       the GPUs of every node: a GPU tree description\n"
+    "                        (\"package:2@38,switch:2@16,gpu:2@16\", levels\n"
+    "                        NAME:FANOUT@GBPS from the node down to the GPUs)\n"
+    "                        or an hwloc XML export (see mpitopo_gpu(3))\n"
     "  --json                one JSON object instead of the table\n"
     "  -h, --help            print this help and exit\n"
     "\n"
@@ -203,6 +220,8 @@ static const char *format_names[] = {"plain", "openmpi-rankfile", "mpich-hosts",
 typedef struct common_args {
     const char *machine, *node_topology, *pattern, *placement, *hosts;
     const char *network;       /* --network DESC, NULL without */
+    const char *gpu_pattern;   /* --gpu-pattern FILE|DESC, NULL without (issue 20) */
+    const char *gpus;          /* --gpus DESC|XML, NULL without */
     const char *placement_opt; /* the spelling given, for messages */
     mpitopo_weight_t weight;
     uint64_t seed;
@@ -225,6 +244,8 @@ typedef struct result {
     map_format_t format;
     int kept_launch;
     mpitopo_metrics_t m;
+    int has_gpu;                   /* the GPU-tree metrics below are set */
+    double gpu_mc, gpu_hop_bytes;  /* mpitopo_gpu_metrics of C_gpu (--gpu-pattern) */
     int has_net;                   /* the network metrics below are set */
     mpitopo_network_metrics_t net; /* on --network */
     char busiest[96];              /* the most congested channel's name, "" when none carries traffic */
@@ -296,6 +317,8 @@ static int common_option(common_args_t *c, const char *o, const char *value)
                         : !strcmp(o, "--pattern")       ? &c->pattern
                         : !strcmp(o, "--hosts")         ? &c->hosts
                         : !strcmp(o, "--network")       ? &c->network
+                        : !strcmp(o, "--gpu-pattern")   ? &c->gpu_pattern
+                        : !strcmp(o, "--gpus")          ? &c->gpus
                         : !strcmp(o, "--placement") || !strcmp(o, "--launch") ? &c->placement
                                                                               : NULL;
     int weights = !strcmp(o, "--weights") || !strcmp(o, "--weight");
@@ -363,6 +386,16 @@ static int eval_option(eval_args_t *a, int argc, char **argv, int *i)
     return 0;
 }
 
+/* --gpu-pattern and --gpus come together. */
+static int gpu_options_check(const common_args_t *c)
+{
+    if (c->gpu_pattern && !c->gpus)
+        return usage_error("--gpu-pattern '%s' needs --gpus DESC|XML (the GPUs of a node)", c->gpu_pattern);
+    if (c->gpus && !c->gpu_pattern)
+        return usage_error("--gpus '%s' needs --gpu-pattern FILE|DESC (the GPU traffic)", c->gpus);
+    return 0;
+}
+
 static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
 {
     *a = (eval_args_t){.c = COMMON_ARGS_INIT, .mapping_format = FMT_AUTO};
@@ -380,6 +413,11 @@ static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
         return usage_error("%s", "eval needs --machine DESC");
     if (!a->c.pattern)
         return usage_error("%s", "eval needs --pattern DESC|FILE");
+    if (gpu_options_check(&a->c))
+        return 1;
+    if (a->c.gpu_pattern && a->nmappings)
+        return usage_error("--mapping '%s': not with --gpu-pattern (a placement file assigns no GPUs)",
+                           a->mappings[0]);
     return 0;
 }
 
@@ -462,6 +500,49 @@ static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpit
     free(hosts);
     free(copy);
     return a->hosts && !hosts;
+}
+
+/* The GPU tree of --gpus and the pattern of --gpu-pattern (NULL without). */
+static mpitopo_gpus_t *eval_gpus;
+static mpitopo_pattern_t *eval_gpu_pattern;
+
+/* Load --gpus and --gpu-pattern (when given), the GPU pattern over the
+ * same processes as the CPU pattern. */
+static int load_gpu_inputs(const common_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern)
+{
+    if (!a->gpu_pattern)
+        return 0;
+    int rc = mpitopo_gpus_load(a->gpus, &eval_gpus);
+    if (rc != MPITOPO_SUCCESS) {
+        const char *detail = mpitopo_last_error();
+        fprintf(stderr, "mpitopo: --gpus '%s': %s\n", a->gpus, detail[0] ? detail : mpitopo_strerror(rc));
+        return 1;
+    }
+    int nleaves, nprocs, gprocs;
+    mpitopo_machine_nleaves(machine, &nleaves);
+    if (is_pattern_description(a->gpu_pattern))
+        rc = mpitopo_pattern_from_string(a->gpu_pattern, &eval_gpu_pattern);
+    else
+        rc = mpitopo_pattern_read_max(a->gpu_pattern, nleaves, &eval_gpu_pattern);
+    if (rc != MPITOPO_SUCCESS) {
+        const char *detail = mpitopo_last_error();
+        fprintf(stderr, "mpitopo: --gpu-pattern '%s': %s\n", a->gpu_pattern, detail[0] ? detail : mpitopo_strerror(rc));
+        return 1;
+    }
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    mpitopo_pattern_nprocs(eval_gpu_pattern, &gprocs);
+    if (gprocs != nprocs) {
+        fprintf(stderr, "mpitopo: --gpu-pattern '%s' has %d processes but --pattern '%s' has %d: both must describe "
+                        "the same processes\n", a->gpu_pattern, gprocs, a->pattern, nprocs);
+        return 1;
+    }
+    return 0;
+}
+
+static void free_gpu_inputs(void)
+{
+    mpitopo_gpus_destroy(&eval_gpus);
+    mpitopo_pattern_destroy(&eval_gpu_pattern);
 }
 
 /* Split the comma-separated mapper list (or all mappers that apply to the
@@ -579,6 +660,72 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
     *nresults = n;
     free(launch);
     free(leaves);
+    return status;
+}
+
+/* The strategies of --gpu-pattern (mpitopo_map_gpu), the baseline first. */
+static const char *const gpu_strategies[] = {"gpu-default", "strategy1", "strategy2", "magc", "magc:scotch"};
+
+/* eval with --gpu-pattern: every GPU strategy (or those of --mapper), the
+ * CPU metrics of the placement over --pattern and the GPU-tree metrics of
+ * the GPU assignment over --gpu-pattern. */
+static int run_gpu_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                           result_t *results, int *nresults)
+{
+    char specs[MAX_MAPPERS][64];
+    int nspecs = 0;
+    if (a->mappers) {
+        if (mapper_specs(a->mappers, 0, specs, &nspecs))
+            return 1;
+        if (nspecs == 0)
+            return usage_error("%s", "--mapper none: nothing to measure with --gpu-pattern");
+    } else {
+        for (size_t i = 0; i < sizeof gpu_strategies / sizeof gpu_strategies[0]; i++)
+            snprintf(specs[nspecs++], 64, "%s", gpu_strategies[i]);
+    }
+    int nprocs, rc, status = 0, n = 0;
+    mpitopo_pattern_nprocs(pattern, &nprocs);
+    int *launch = malloc(((size_t)nprocs + 1) * sizeof *launch);
+    int *leaves = malloc(((size_t)nprocs + 1) * sizeof *leaves);
+    int *gpu_of = malloc(((size_t)nprocs + 1) * sizeof *gpu_of);
+    if (!launch || !leaves || !gpu_of)
+        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
+    else if ((rc = mpitopo_placement(machine, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
+        status = fail(a->c.placement_opt, rc);
+    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+    opt.weight = a->c.weight;
+    opt.seed = a->c.seed;
+    opt.launch = launch;
+    opt.never_worse = a->never_worse;
+    for (int i = 0; i < nspecs && !status; i++) {
+        result_t *r = &results[n];
+        memset(r, 0, sizeof *r);
+        snprintf(r->name, sizeof r->name, "%s", specs[i]);
+        rc = mpitopo_map_gpu(specs[i], machine, eval_network, NULL, eval_gpus, pattern, eval_gpu_pattern, &opt,
+                             leaves, gpu_of);
+        if (rc == MPITOPO_ERR_UNSUPPORTED && !a->mappers) {
+            /* magc:scotch without Scotch, in the default list */
+            fprintf(stderr, "mpitopo: %s left out: %s\n", specs[i], mpitopo_last_error());
+            continue;
+        }
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo_gpu_metrics(machine, eval_gpus, eval_gpu_pattern, leaves, gpu_of, &r->gpu_mc,
+                                     &r->gpu_hop_bytes);
+        if (rc != MPITOPO_SUCCESS)
+            status = fail(specs[i], rc);
+        else
+            status = network_metrics(machine, pattern, leaves, r);
+        r->has_gpu = 1;
+        n++;
+    }
+    *nresults = n;
+    if (!status && n == 0)
+        status = (fprintf(stderr, "mpitopo: --gpu-pattern: no GPU strategy could run\n"), 1);
+    free(launch);
+    free(leaves);
+    free(gpu_of);
     return status;
 }
 
@@ -1092,6 +1239,8 @@ static void cell_max(const result_t *r, char *b, size_t n)
     snprintf(b, n, "%lld / %s", (long long)l->max_edges_per_unit, w);
 }
 
+static void cell_gpu_mc(const result_t *r, char *b, size_t n) { number(b, n, r->gpu_mc); }
+static void cell_gpu_hop_bytes(const result_t *r, char *b, size_t n) { number(b, n, r->gpu_hop_bytes); }
 static void cell_net_hop_bytes(const result_t *r, char *b, size_t n) { number(b, n, r->net.hop_bytes); }
 static void cell_net_dilation(const result_t *r, char *b, size_t n) { number(b, n, r->net.dilation); }
 static void cell_net_mc(const result_t *r, char *b, size_t n) { number(b, n, r->net.max_congestion); }
@@ -1183,6 +1332,15 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
     mpitopo_pattern_nedges(pattern, &nedges);
     printf("machine:   %s (%d leaves)\n", desc, nleaves);
     printf("pattern:   %s (%d processes, %lld directed edges)\n", a->c.pattern, nprocs, (long long)nedges);
+    if (eval_gpus) {
+        int g = 0;
+        int64_t gedges;
+        mpitopo_gpus_count(eval_gpus, &g);
+        mpitopo_gpus_describe(eval_gpus, desc, sizeof desc);
+        mpitopo_pattern_nedges(eval_gpu_pattern, &gedges);
+        printf("gpus:      %s (%d per node)\n", desc, g);
+        printf("gpu pattern: %s (%lld directed edges)\n", a->c.gpu_pattern, (long long)gedges);
+    }
     printf("launch:    %s placement; weights: %s\n\n", a->c.placement, mpitopo_weight_name(a->c.weight));
     int width = 22;
     printf("%-34s", "mapper");
@@ -1204,6 +1362,10 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
     print_row("weighted cost sum(weight x cost)", r, n, width, cell_cost);
     if (a->c.network)
         print_network_rows(a->c.network, r, n, width);
+    if (n > 0 && r[0].has_gpu) {
+        print_row("GPU tree: max congestion (B/(GB/s))", r, n, width, cell_gpu_mc);
+        print_row("GPU tree: hop-bytes", r, n, width, cell_gpu_hop_bytes);
+    }
     for (int i = 0; i < n; i++)
         if (r[i].kept_launch)
             printf("(%s: kept the launch placement, it did not lower the cost)\n", r[i].name);
@@ -1280,6 +1442,8 @@ static void json_result(const result_t *r)
             printf("null");
         printf("}");
     }
+    if (r->has_gpu)
+        printf(",\n      \"gpu\": {\"max_congestion\": %.17g, \"hop_bytes\": %.17g}", r->gpu_mc, r->gpu_hop_bytes);
     printf("}");
 }
 
@@ -1299,7 +1463,19 @@ static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, c
     json_string(a->c.pattern);
     printf(", \"nprocs\": %d, \"nedges\": %lld, \"placement\": ", nprocs, (long long)nedges);
     json_string(a->c.placement);
-    printf(", \"weight\": \"%s\",\n  \"box_bound\": ", mpitopo_weight_name(a->c.weight));
+    printf(", \"weight\": \"%s\",", mpitopo_weight_name(a->c.weight));
+    if (eval_gpus) {
+        char gdesc[256];
+        int g = 0;
+        mpitopo_gpus_count(eval_gpus, &g);
+        mpitopo_gpus_describe(eval_gpus, gdesc, sizeof gdesc);
+        printf(" \"gpus\": ");
+        json_string(gdesc);
+        printf(", \"gpus_per_node\": %d, \"gpu_pattern\": ", g);
+        json_string(a->c.gpu_pattern);
+        printf(",");
+    }
+    printf("\n  \"box_bound\": ");
     const mpitopo_box_bound_t *bb = &r[0].m.box_bound;
     if (is_cart && bb->found) {
         printf("{\"box\": [");
@@ -1339,6 +1515,10 @@ static int cmd_eval(int argc, char **argv)
     int n = 0;
     int status = load_inputs(&a.c, &machine, &pattern);
     if (!status)
+        status = load_gpu_inputs(&a.c, machine, pattern);
+    if (!status && eval_gpus)
+        status = run_gpu_mappers(&a, machine, pattern, results, &n);
+    else if (!status)
         status = run_mappers(&a, machine, pattern, results, &n);
     if (!status)
         status = read_mappings(&a, machine, pattern, results, &n);
@@ -1346,6 +1526,7 @@ static int cmd_eval(int argc, char **argv)
         print_json(&a, machine, pattern, results, n);
     else if (!status)
         print_table(&a, machine, pattern, results, n);
+    free_gpu_inputs();
     mpitopo_network_destroy(&eval_network);
     mpitopo_machine_destroy(&machine);
     mpitopo_pattern_destroy(&pattern);
@@ -1440,7 +1621,9 @@ static const char *map_help =
     "                        placement to beat: block (default), rr or\n"
     "                        random:SEED; --launch is an alias\n"
     "  --seed N              seed for randomised mappers (default 1)\n"
-    "  --format F            plain (default): one line \"RANK LEAF NODE\" per rank;\n"
+    "  --format F            plain (default): one line \"RANK LEAF NODE\" per rank\n"
+    "                        (\"RANK LEAF NODE GPU\" with --gpu-pattern, GPU the\n"
+    "                        local device index on the node);\n"
     "                        openmpi-rankfile: \"rank R=HOST slot=S\" lines, S the\n"
     "                        core index inside the node (mpirun --rankfile\n"
     "                        FILE); mpich-hosts: a Hydra machine file, one\n"
@@ -1458,6 +1641,19 @@ static const char *map_help =
     "                        levels above \"node\", so mappers see them; with\n"
     "                        --verbose, the network metrics too\n"
     "  --output FILE         write there instead of standard output\n"
+    "  --gpu-pattern FILE|DESC\n"
+    "                        the GPU traffic C_gpu (e.g. the tracer's FILE.gpu);\n"
+    "                        with --gpus, processes are mapped and GPUs assigned\n"
+    "                        together by a GPU strategy (--mapper magc, the\n"
+    "                        default then, magc:scotch, strategy1, strategy2 or\n"
+    "                        gpu-default; see 'mpitopo eval --help')\n"
+    "  --gpus DESC|XML       the GPUs of every node, as for 'mpitopo eval'\n"
+    "  --devices FILE        with --gpu-pattern: write the GPU of each rank\n"
+    "                        there, one line per rank in rank order, the local\n"
+    "                        device index for CUDA_VISIBLE_DEVICES (a launcher\n"
+    "                        wrapper sets CUDA_VISIBLE_DEVICES=$(sed -n\n"
+    "                        \"$((RANK+1))p\" FILE)); needed with formats other\n"
+    "                        than plain\n"
     "  --verbose             print the weighted cost and the off-node weight of\n"
     "                        the launch placement and of the result on stderr\n"
     "  -h, --help            print this help and exit\n"
@@ -1467,11 +1663,14 @@ static const char *map_help =
     "  error)\n"
     "\n"
     "Examples:\n"
-    "  $ mpitopo map --pattern mpitopo-trace.txt --machine \"node:8 core:8\" --placement rr --format openmpi-rankfile --output ranks.txt\n";
+    "  $ mpitopo map --pattern mpitopo-trace.txt --machine \"node:8 core:8\" --placement rr --format openmpi-rankfile --output ranks.txt\n"
+    "  $ mpitopo map --pattern t.txt --gpu-pattern t.txt.gpu --gpus \"package:2@38,switch:2@16,gpu:2@16\" --machine \"node:4 socket:2 core:8\" --format openmpi-rankfile --output ranks.txt --devices devices.txt\n";
 
 typedef struct map_args {
     common_args_t c;
     const char *mapper, *output;
+    const char *devices; /* --devices FILE (with --gpu-pattern) */
+    int mapper_given;
     map_format_t format;
     int verbose;
 } map_args_t;
@@ -1482,7 +1681,11 @@ static int map_option(map_args_t *a, const char *o, const char *value)
     int rc = common_option(&a->c, o, value);
     if (rc >= 0)
         return rc;
-    const char **slot = !strcmp(o, "--mapper") ? &a->mapper : !strcmp(o, "--output") ? &a->output : NULL;
+    const char **slot = !strcmp(o, "--mapper")    ? &a->mapper
+                        : !strcmp(o, "--output")  ? &a->output
+                        : !strcmp(o, "--devices") ? &a->devices
+                                                  : NULL;
+    a->mapper_given |= slot == &a->mapper;
     if (!slot && strcmp(o, "--format"))
         return usage_error("unknown option '%s'", o);
     if (!value)
@@ -1515,6 +1718,17 @@ static int parse_map_args(int argc, char **argv, map_args_t *a, int *done)
         return usage_error("%s", "map needs --machine DESC");
     if (!a->c.pattern)
         return usage_error("%s", "map needs --pattern FILE|DESC");
+    if (gpu_options_check(&a->c))
+        return 1;
+    if (a->devices && !a->c.gpu_pattern)
+        return usage_error("--devices '%s' needs --gpu-pattern FILE|DESC and --gpus DESC|XML", a->devices);
+    if (a->c.gpu_pattern && !a->mapper_given)
+        a->mapper = "magc";
+    if (a->c.gpu_pattern && a->format != FMT_PLAIN && !a->devices) {
+        fprintf(stderr, "mpitopo: --format %s with --gpu-pattern needs --devices FILE for the GPU of each rank "
+                        "(only the plain format has a GPU column)\n", format_names[a->format]);
+        return 1;
+    }
     return 0;
 }
 
@@ -1552,7 +1766,7 @@ static int write_cray(FILE *out, const mpitopo_machine_t *m, int nprocs, const i
 }
 
 static int write_placement(FILE *out, const map_args_t *a, const mpitopo_machine_t *m, int nprocs,
-                           const int *leaves)
+                           const int *leaves, const int *gpu_of)
 {
     int node_level;
     mpitopo_machine_node_level(m, &node_level);
@@ -1568,7 +1782,9 @@ static int write_placement(FILE *out, const map_args_t *a, const mpitopo_machine
         char host[256];
         leaf_place(m, node_level, leaves[p], &node, &slot);
         host_name(names, node, host, sizeof host);
-        if (a->format == FMT_PLAIN)
+        if (a->format == FMT_PLAIN && gpu_of)
+            fprintf(out, "%d %d %d %d\n", p, leaves[p], node, gpu_of[p]);
+        else if (a->format == FMT_PLAIN)
             fprintf(out, "%d %d %d\n", p, leaves[p], node);
         else if (a->format == FMT_OPENMPI)
             fprintf(out, "rank %d=%s slot=%d\n", p, host, slot);
@@ -1615,23 +1831,79 @@ static int report_map(const map_args_t *a, const mpitopo_machine_t *m, const mpi
     return 0;
 }
 
+/* --devices FILE: line r + 1 holds the local GPU index of rank r, the value
+ * of CUDA_VISIBLE_DEVICES for that rank. */
+static int write_devices(const char *path, int nprocs, const int *gpu_of)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "mpitopo: --devices '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    for (int p = 0; p < nprocs; p++)
+        fprintf(f, "%d\n", gpu_of[p]);
+    if (ferror(f) | fclose(f)) {
+        fprintf(stderr, "mpitopo: writing --devices '%s' failed\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* --verbose with --gpu-pattern: the default GPU assignment on the launch
+ * placement against the result, CPU cost and GPU-tree metrics. */
+static int report_gpu_map(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
+                          const mpitopo_map_options_t *opt, const int *leaves, const int *gpu_of)
+{
+    int nprocs, rc;
+    mpitopo_pattern_nprocs(pat, &nprocs);
+    int *l0 = malloc(((size_t)nprocs + 1) * sizeof *l0), *g0 = malloc(((size_t)nprocs + 1) * sizeof *g0);
+    double c0, o0, c1, o1, mc0 = 0, hb0 = 0, mc1 = 0, hb1 = 0;
+    int status = 0;
+    if (!l0 || !g0)
+        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
+    else if ((rc = mpitopo_map_gpu("gpu-default", m, eval_network, NULL, eval_gpus, pat, eval_gpu_pattern, opt, l0,
+                                   g0)) != MPITOPO_SUCCESS)
+        status = fail("gpu-default", rc);
+    else if (placement_metrics(m, pat, a->c.weight, l0, &c0, &o0) ||
+             placement_metrics(m, pat, a->c.weight, leaves, &c1, &o1))
+        status = 1;
+    else if ((rc = mpitopo_gpu_metrics(m, eval_gpus, eval_gpu_pattern, l0, g0, &mc0, &hb0)) != MPITOPO_SUCCESS ||
+             (rc = mpitopo_gpu_metrics(m, eval_gpus, eval_gpu_pattern, leaves, gpu_of, &mc1, &hb1)) !=
+                 MPITOPO_SUCCESS)
+        status = fail("GPU metrics", rc);
+    else
+        fprintf(stderr, "mpitopo map: %s from gpu-default on %s launch (%s weights): cost %.6g -> %.6g, off-node "
+                        "weight %.6g -> %.6g; GPU tree: max congestion %.6g -> %.6g, hop-bytes %.6g -> %.6g\n",
+                a->mapper, a->c.placement, mpitopo_weight_name(a->c.weight), c0, c1, o0, o1, mc0, mc1, hb0, hb1);
+    free(l0);
+    free(g0);
+    return status;
+}
+
 static int map_and_write(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat)
 {
     int nprocs, kept = 0, status = 0, rc;
     mpitopo_pattern_nprocs(pat, &nprocs);
     int *launch = malloc((size_t)nprocs * sizeof *launch);
     int *leaves = malloc((size_t)nprocs * sizeof *leaves);
+    int *gpu_of = eval_gpus ? malloc(((size_t)nprocs + 1) * sizeof *gpu_of) : NULL;
     FILE *out = NULL;
     mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
     opt.weight = a->c.weight;
     opt.seed = a->c.seed;
     opt.launch = launch;
     opt.never_worse = 1;
-    if (!launch || !leaves)
+    if (!launch || !leaves || (eval_gpus && !gpu_of))
         status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
     else if ((rc = mpitopo_placement(m, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
         status = fail(a->c.placement_opt, rc);
-    else if ((rc = eval_network ? mpitopo_map_network(a->mapper, m, eval_network, NULL, pat, &opt, leaves, &kept)
+    else if (eval_gpus) {
+        if ((rc = mpitopo_map_gpu(a->mapper, m, eval_network, NULL, eval_gpus, pat, eval_gpu_pattern, &opt, leaves,
+                                  gpu_of)) != MPITOPO_SUCCESS)
+            status = fail(a->mapper, rc);
+        else if (a->verbose)
+            status = report_gpu_map(a, m, pat, &opt, leaves, gpu_of);
+    } else if ((rc = eval_network ? mpitopo_map_network(a->mapper, m, eval_network, NULL, pat, &opt, leaves, &kept)
                                 : mpitopo_map(a->mapper, m, pat, &opt, leaves, &kept)) != MPITOPO_SUCCESS)
         status = fail(a->mapper, rc);
     else if (a->verbose)
@@ -1639,12 +1911,15 @@ static int map_and_write(const map_args_t *a, const mpitopo_machine_t *m, const 
     if (!status && !(out = a->output ? fopen(a->output, "w") : stdout))
         status = (fprintf(stderr, "mpitopo: --output '%s': %s\n", a->output, strerror(errno)), 1);
     if (!status)
-        status = write_placement(out, a, m, nprocs, leaves);
+        status = write_placement(out, a, m, nprocs, leaves, gpu_of);
+    if (!status && a->devices)
+        status = write_devices(a->devices, nprocs, gpu_of);
     /* Close (or flush) even after an error, hence | rather than ||. */
     if (out && (ferror(out) | (out != stdout ? fclose(out) : fflush(out))) && !status)
         status = (fprintf(stderr, "mpitopo: writing %s failed\n", a->output ? a->output : "the output"), 1);
     free(launch);
     free(leaves);
+    free(gpu_of);
     return status;
 }
 
@@ -1660,7 +1935,10 @@ static int cmd_map(int argc, char **argv)
     mpitopo_pattern_t *pattern = NULL;
     int status = load_inputs(&a.c, &machine, &pattern);
     if (!status)
+        status = load_gpu_inputs(&a.c, machine, pattern);
+    if (!status)
         status = map_and_write(&a, machine, pattern);
+    free_gpu_inputs();
     mpitopo_network_destroy(&eval_network);
     mpitopo_machine_destroy(&machine);
     mpitopo_pattern_destroy(&pattern);
