@@ -1015,6 +1015,159 @@ MPITOPO_API int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_
 MPITOPO_API int mpitopo_coll_handles(int which, MPI_Comm comm, MPI_Datatype sendtype,
                                      MPI_Datatype recvtype, MPI_Op op);
 
+/**
+ * @brief MPI_Allgather by mpitopo's algorithms on a reordered communicator.
+ * @param[in] sendbuf this process's block, or MPI_IN_PLACE (then it is block
+ *            rank of recvbuf)
+ * @param[in] sendcount elements of the block
+ * @param[in] sendtype their datatype
+ * @param[out] recvbuf size blocks of recvcount elements, block i from rank i
+ * @param[in] recvcount elements of each block received
+ * @param[in] recvtype their datatype
+ * @param[in] comm an intracommunicator
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration (the message names it)
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ */
+MPITOPO_API int mpitopo_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm);
+
+/**
+ * @brief Nonblocking mpitopo_allgather().
+ * @param[in] sendbuf as mpitopo_allgather()
+ * @param[in] sendcount as mpitopo_allgather()
+ * @param[in] sendtype as mpitopo_allgather()
+ * @param[out] recvbuf as mpitopo_allgather(); do not touch it until completion
+ * @param[in] recvcount as mpitopo_allgather()
+ * @param[in] recvtype as mpitopo_allgather()
+ * @param[in] comm as mpitopo_allgather()
+ * @param[out] request completed by mpitopo_wait() or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} The first call of an algorithm on comm blocks while it
+ * builds the reordered communicator.
+ */
+MPITOPO_API int mpitopo_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Bcast by a binomial tree on a reordered communicator.
+ * @param[in,out] buf the data: read at root, written elsewhere
+ * @param[in] count elements
+ * @param[in] type their datatype
+ * @param[in] root the rank that has the data
+ * @param[in] comm an intracommunicator
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ */
+MPITOPO_API int mpitopo_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+
+/**
+ * @brief Nonblocking mpitopo_bcast().
+ * @param[in,out] buf as mpitopo_bcast()
+ * @param[in] count as mpitopo_bcast()
+ * @param[in] type as mpitopo_bcast()
+ * @param[in] root as mpitopo_bcast()
+ * @param[in] comm as mpitopo_bcast()
+ * @param[out] request completed by mpitopo_wait() or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} As mpitopo_iallgather().
+ */
+MPITOPO_API int mpitopo_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                               mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Gather by a binomial tree on a reordered communicator.
+ * @param[in] sendbuf this process's block, or MPI_IN_PLACE at root (its
+ *            block is then block root of recvbuf)
+ * @param[in] sendcount elements of the block
+ * @param[in] sendtype their datatype
+ * @param[out] recvbuf at root: size blocks of recvcount elements; ignored
+ *             elsewhere
+ * @param[in] recvcount at root: elements of each block
+ * @param[in] recvtype at root: their datatype
+ * @param[in] root the rank that receives
+ * @param[in] comm an intracommunicator
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ */
+MPITOPO_API int mpitopo_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm);
+
+/**
+ * @brief Nonblocking mpitopo_gather().
+ * @param[in] sendbuf as mpitopo_gather()
+ * @param[in] sendcount as mpitopo_gather()
+ * @param[in] sendtype as mpitopo_gather()
+ * @param[out] recvbuf as mpitopo_gather()
+ * @param[in] recvcount as mpitopo_gather()
+ * @param[in] recvtype as mpitopo_gather()
+ * @param[in] root as mpitopo_gather()
+ * @param[in] comm as mpitopo_gather()
+ * @param[out] request completed by mpitopo_wait() or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} As mpitopo_iallgather().
+ */
+MPITOPO_API int mpitopo_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                MPI_Comm comm, mpitopo_request_t *request);
+
+/**
+ * @brief MPI_Allreduce by recursive doubling on a reordered communicator.
+ * @param[in] sendbuf the operand, or MPI_IN_PLACE (then it is recvbuf)
+ * @param[out] recvbuf the result
+ * @param[in] count elements
+ * @param[in] type their datatype
+ * @param[in] op the operation (predefined or user; not commutative: the
+ *            operands are combined in rank order, without reordering)
+ * @param[in] comm an intracommunicator
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} Every process calls the same operation in the same order.
+ */
+MPITOPO_API int mpitopo_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                                  MPI_Op op, MPI_Comm comm);
+
+/**
+ * @brief Nonblocking mpitopo_allreduce().
+ * @param[in] sendbuf as mpitopo_allreduce()
+ * @param[out] recvbuf as mpitopo_allreduce()
+ * @param[in] count as mpitopo_allreduce()
+ * @param[in] type as mpitopo_allreduce()
+ * @param[in] op as mpitopo_allreduce()
+ * @param[in] comm as mpitopo_allreduce()
+ * @param[out] request completed by mpitopo_wait() or mpitopo_test()
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG a bad argument or configuration
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ * @mpierr
+ * @collective{comm} As mpitopo_iallgather().
+ */
+MPITOPO_API int mpitopo_iallreduce(const void *sendbuf, void *recvbuf, int count,
+                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                   mpitopo_request_t *request);
+
 /** @} */
 
 /**

@@ -1,0 +1,108 @@
+/* Inside the global collectives (gcoll_*.c): per-communicator state and
+ * the orders cached on it (gcoll_order.c), the schedule builders
+ * (gcoll_alg.c). */
+#ifndef MPITOPO_COLL_GCOLL_INTERNAL_H
+#define MPITOPO_COLL_GCOLL_INTERNAL_H
+
+#include "coll/gcoll.h"
+
+/* Orders (new communicators) made per user communicator at most; further
+ * (algorithm, heuristic, root) triples run in the original order. */
+#define MPITOPO__GMAX_ORDERS 8
+
+/* One order of a communicator for one algorithm, heuristic and root. The
+ * algorithm sees logical ranks 0..p-1 with the root at 0: logical rank u
+ * is rank (u + shift) of nbr->comm, and holds the process of old rank
+ * old_of(u) of the user's communicator. */
+typedef struct gorder {
+    struct gorder *next;
+    int alg;      /* mpitopo__coll_alg_t (collmap.h) */
+    int heur_req; /* mpitopo__gheur_t asked for */
+    int heur_used;
+    int root;
+    int reordered;            /* old_of_new != NULL */
+    int *old_of_new;          /* p entries (+ p of new_of_old), or NULL: rotation by root */
+    int *new_of_old;
+    double cost0, cost1;      /* distance-model costs: original, reordered */
+    char note[160];           /* why the order was kept, for the log */
+    mpitopo__nbr_t *nbr;      /* the communicator (one reference) */
+} gorder_t;
+
+typedef struct gstate {
+    struct gstate *prev, *next;
+    MPI_Comm user;
+    int size, rank;
+    mpitopo__nbr_t *ident; /* duplicate of user, shared by the orders that keep it */
+    gorder_t *orders;
+    int norders;
+    int *node_of_rank; /* hierarchical allgather: node of every rank (made on first use) */
+    int nnodes;
+    int last_alg[MPITOPO__COLL_NOPS], last_heur[MPITOPO__COLL_NOPS],
+        last_reordered[MPITOPO__COLL_NOPS];
+    unsigned logged_kept, logged_re;
+} gstate_t;
+
+/* The logical view of an order, as the builders use it. */
+typedef struct gview {
+    mpitopo__nbr_t *nbr;
+    int p, me;          /* size, my logical rank */
+    int shift;          /* comm rank of logical u: (u + shift) % p */
+    const int *old_of_new, *new_of_old; /* NULL: rotation by shift */
+} gview_t;
+
+static inline int gv_peer(const gview_t *v, int u)
+{
+    return (u + v->shift) % v->p;
+}
+
+static inline int gv_old(const gview_t *v, int u)
+{
+    return v->old_of_new ? v->old_of_new[u] : (u + v->shift) % v->p;
+}
+
+/* The logical rank of old rank o. */
+static inline int gv_logical(const gview_t *v, int o)
+{
+    return v->new_of_old ? v->new_of_old[o] : (o - v->shift + v->p) % v->p;
+}
+
+/* The state of comm (made on first use, locally); checks MPI and comm. */
+int mpitopo__gstate_get(MPI_Comm comm, gstate_t **s, const char *func);
+/* The duplicate of the user's communicator (collective on first use). */
+int mpitopo__gstate_ident(gstate_t *s, mpitopo__nbr_t **nbr, const char *func);
+/* The node of every rank (collective on first use). */
+int mpitopo__gstate_nodes(gstate_t *s, const char *func);
+/* The order for (alg, heur_req, root); collective on first use (machine,
+ * heuristic, cost, split). bytes: the block size the cost is taken at. */
+int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double bytes,
+                          gorder_t **out, const char *func);
+/* Remember (for mpitopo__coll_last) and log at MPITOPO_VERBOSE=1 on rank 0,
+ * once per communicator, operation, algorithm and outcome. */
+void mpitopo__gstate_log(gstate_t *s, int op, int alg, const gorder_t *o, const char *why);
+
+/* A user buffer of blocks: block k at buf + k * stride (count elements of
+ * type each); the input block of allgather and gather has stride 0. */
+typedef struct gblock {
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    MPI_Aint stride;
+} gblock_t;
+
+/* The schedules (gcoll_alg.c), not started. B: bytes of one block. */
+int mpitopo__gbuild_allgather(const gview_t *v, int alg, int order, const gblock_t *in,
+                              const gblock_t *out, long long B, mpitopo_request_t *req,
+                              const char *func);
+int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const int *node_of_rank, int nnodes,
+                                   int p, int rank, int binomial, const gblock_t *in,
+                                   const gblock_t *out, long long B, mpitopo_request_t *req,
+                                   const char *func);
+int mpitopo__gbuild_bcast(const gview_t *v, void *buf, int count, MPI_Datatype type,
+                          mpitopo_request_t *req, const char *func);
+int mpitopo__gbuild_gather(const gview_t *v, int order, const gblock_t *in, const gblock_t *out,
+                           long long B, mpitopo_request_t *req, const char *func);
+int mpitopo__gbuild_allreduce(const gview_t *v, const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype type, MPI_Op op, int commute, mpitopo_request_t *req,
+                              const char *func);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * Per-communicator state of the global collectives: the reordered copies
+ * of the user's communicator (thesis ch. 4), one per pattern (algorithm,
+ * heuristic asked for, root), built on first use and cached in an
+ * attribute of the user's communicator; freed with it, or at MPI_Finalize
+ * for communicators never freed.
+ *
+ * A copy is the communicator split in the heuristic's order
+ * (mpitopo__coll_order, src/map/collmap.c) over the leaves of the
+ * communicator's machine (mpitopo_comm_machine: one allgather of O(1) per
+ * process, cached on the communicator), kept only when
+ * mpitopo__coll_cost says it is strictly cheaper than the original order
+ * for that algorithm. Orders that keep the original share one duplicate
+ * of the user's communicator (messages of concurrent operations are kept
+ * apart by tags, see mpitopo__nbr_tags).
+ */
+#include "coll/gcoll_internal.h"
+#include "map/collmap.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
+static int gkeyval = MPI_KEYVAL_INVALID, gfinal_keyval = MPI_KEYVAL_INVALID;
+static gstate_t glist = {.prev = &glist, .next = &glist};
+
+/* A private communicator as the schedule engine wants it: an entry of its
+ * own, holding comm (freed with the entry's last reference). */
+static int wrap_comm(MPI_Comm user, MPI_Comm comm, mpitopo__nbr_t **out, const char *func)
+{
+    mpitopo__nbr_t *n = mpitopo__calloc(1, sizeof *n);
+    if (!n) {
+        PMPI_Comm_free(&comm);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a communicator entry");
+    }
+    n->prev = n->next = n;
+    n->user_comm = user;
+    n->refs = 1;
+    n->kind = MPI_UNDEFINED;
+    n->comm = comm;
+    n->dup_request = MPI_REQUEST_NULL;
+    n->info_sched = MPITOPO__SCHED_UNSET;
+    n->info_threshold = -1;
+    n->freed = 1; /* never in the schedule cache */
+    int rc = PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (rc != MPI_SUCCESS) {
+        mpitopo__nbr_unref(n);
+        return mpitopo__mpi_result(func, rc);
+    }
+    *out = n;
+    return MPITOPO_SUCCESS;
+}
+
+static void order_free(gorder_t *o)
+{
+    if (o->nbr)
+        mpitopo__nbr_unref(o->nbr);
+    mpitopo__free(o->old_of_new);
+    mpitopo__free(o);
+}
+
+static void state_free(gstate_t *s)
+{
+    while (s->orders) {
+        gorder_t *o = s->orders;
+        s->orders = o->next;
+        order_free(o);
+    }
+    if (s->ident)
+        mpitopo__nbr_unref(s->ident);
+    mpitopo__free(s->node_of_rank);
+    mpitopo__free(s);
+}
+
+static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    gstate_t *s = value;
+    pthread_mutex_lock(&glock);
+    s->prev->next = s->next;
+    s->next->prev = s->prev;
+    pthread_mutex_unlock(&glock);
+    state_free(s);
+    return MPI_SUCCESS;
+}
+
+static int final_cb(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)value;
+    (void)extra;
+    for (;;) {
+        pthread_mutex_lock(&glock);
+        gstate_t *s = glist.next;
+        MPI_Comm c = s == &glist ? MPI_COMM_NULL : s->user;
+        int k = gkeyval;
+        pthread_mutex_unlock(&glock);
+        if (c == MPI_COMM_NULL)
+            break;
+        if (PMPI_Comm_delete_attr(c, k) != MPI_SUCCESS)
+            delete_cb(c, k, s, NULL);
+    }
+    pthread_mutex_lock(&glock);
+    if (gkeyval != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&gkeyval);
+    int k = keyval;
+    PMPI_Comm_free_keyval(&k);
+    gfinal_keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&glock);
+    return MPI_SUCCESS;
+}
+
+static int keyvals_locked(void)
+{
+    int rc = MPI_SUCCESS;
+    if (gfinal_keyval == MPI_KEYVAL_INVALID) {
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, final_cb, &gfinal_keyval, NULL);
+        if (rc == MPI_SUCCESS && (rc = PMPI_Comm_set_attr(MPI_COMM_SELF, gfinal_keyval, NULL)))
+            PMPI_Comm_free_keyval(&gfinal_keyval);
+        if (rc != MPI_SUCCESS)
+            gfinal_keyval = MPI_KEYVAL_INVALID;
+    }
+    if (rc == MPI_SUCCESS && gkeyval == MPI_KEYVAL_INVALID)
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cb, &gkeyval, NULL);
+    return rc;
+}
+
+/* Looked up without a collective; the state is made by the first caller
+ * (local: the communicators are made later, collectively). */
+int mpitopo__gstate_get(MPI_Comm comm, gstate_t **out, const char *func)
+{
+    int rc = mpitopo__check_mpi(func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__check_intracomm(comm, func);
+    if (rc != MPITOPO_SUCCESS)
+        return mpitopo__mpi_result(func, rc);
+    int found = 0;
+    pthread_mutex_lock(&glock);
+    rc = keyvals_locked();
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_get_attr(comm, gkeyval, out, &found);
+    if (rc != MPI_SUCCESS || found) {
+        pthread_mutex_unlock(&glock);
+        return mpitopo__mpi_result(func, rc);
+    }
+    gstate_t *s = mpitopo__calloc(1, sizeof *s);
+    if (!s) {
+        pthread_mutex_unlock(&glock);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for collective state");
+    }
+    s->user = comm;
+    rc = PMPI_Comm_size(comm, &s->size);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_rank(comm, &s->rank);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_set_attr(comm, gkeyval, s);
+    if (rc != MPI_SUCCESS) {
+        pthread_mutex_unlock(&glock);
+        mpitopo__free(s);
+        return mpitopo__mpi_result(func, rc);
+    }
+    s->prev = glist.prev;
+    s->next = &glist;
+    glist.prev->next = s;
+    glist.prev = s;
+    for (int i = 0; i < MPITOPO__COLL_NOPS; i++)
+        s->last_alg[i] = -1;
+    pthread_mutex_unlock(&glock);
+    *out = s;
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__gstate_ident(gstate_t *s, mpitopo__nbr_t **out, const char *func)
+{
+    if (!s->ident) {
+        MPI_Comm dup;
+        int rc = PMPI_Comm_dup(s->user, &dup);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result(func, rc);
+        rc = wrap_comm(s->user, dup, &s->ident, func);
+        if (rc != MPITOPO_SUCCESS)
+            return rc;
+    }
+    *out = s->ident;
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__gstate_nodes(gstate_t *s, const char *func)
+{
+    if (s->node_of_rank)
+        return MPITOPO_SUCCESS;
+    const mpitopo_nodeinfo_t *ni;
+    int rc = mpitopo__comm_nodeinfo(s->user, &ni);
+    if (rc != MPITOPO_SUCCESS)
+        return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+    int *nodes = mpitopo__malloc_array((size_t)s->size, sizeof *nodes);
+    if (!nodes)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d node numbers", s->size);
+    int me = ni->node;
+    rc = PMPI_Allgather(&me, 1, MPI_INT, nodes, 1, MPI_INT, s->user);
+    if (rc != MPI_SUCCESS) {
+        mpitopo__free(nodes);
+        return mpitopo__mpi_result(func, rc);
+    }
+    s->node_of_rank = nodes;
+    s->nnodes = ni->nnodes;
+    return MPITOPO_SUCCESS;
+}
+
+static mpitopo__coll_heur_t natural(mpitopo__coll_alg_t alg)
+{
+    switch (alg) {
+    case MPITOPO__COLL_ALG_ALLGATHER_RING:
+    case MPITOPO__COLL_ALG_ALLGATHER_BRUCK:
+        return MPITOPO__COLL_RMH;
+    case MPITOPO__COLL_ALG_BCAST_BINOMIAL:
+        return MPITOPO__COLL_BBMH;
+    case MPITOPO__COLL_ALG_GATHER_BINOMIAL:
+        return MPITOPO__COLL_BGMH;
+    default:
+        return MPITOPO__COLL_RDMH;
+    }
+}
+
+static int is_pow2(int p)
+{
+    return p > 0 && (p & (p - 1)) == 0;
+}
+
+/*
+ * Decide the order of a new entry: fills o->old_of_new (NULL: keep) and
+ * o->heur_used, o->cost0, o->cost1. Every process computes the same.
+ */
+static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double bytes, int *key,
+                  const char *func)
+{
+    int p = s->size;
+    if (o->heur_req == MPITOPO__GH_NONE || p <= 2)
+        return MPITOPO_SUCCESS;
+    mpitopo__coll_heur_t h = o->heur_req == MPITOPO__GH_AUTO ? natural(alg)
+                             : o->heur_req == MPITOPO__GH_RDMH ? MPITOPO__COLL_RDMH
+                             : o->heur_req == MPITOPO__GH_RMH  ? MPITOPO__COLL_RMH
+                             : o->heur_req == MPITOPO__GH_BBMH ? MPITOPO__COLL_BBMH
+                                                               : MPITOPO__COLL_BGMH;
+    o->heur_used = h == MPITOPO__COLL_RDMH ? MPITOPO__GH_RDMH
+                   : h == MPITOPO__COLL_RMH ? MPITOPO__GH_RMH
+                   : h == MPITOPO__COLL_BBMH ? MPITOPO__GH_BBMH
+                                             : MPITOPO__GH_BGMH;
+    if (h == MPITOPO__COLL_RDMH && !is_pow2(p)) {
+        snprintf(o->note, sizeof o->note, "rdmh needs a power of two, %d processes", p);
+        return MPITOPO_SUCCESS;
+    }
+    const mpitopo_nodeinfo_t *ni;
+    const mpitopo_machine_t *m;
+    const int *leaf;
+    int rc = mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf);
+    if (rc != MPITOPO_SUCCESS)
+        return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+    const mpitopo_network_t *net = NULL;
+    const int *end_node = NULL;
+    mpitopo__nodeinfo_network(ni, &net, &end_node);
+    mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
+    int *lleaf = mpitopo__malloc_array((size_t)p, 2 * sizeof(int));
+    if (!lleaf)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d leaves", p);
+    int *lold = lleaf + p;
+    for (int v = 0; v < p; v++)
+        lleaf[v] = leaf[(v + o->root) % p];
+    rc = mpitopo__coll_order(h, &d, p, lleaf, lold);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__coll_cost(alg, &d, p, lleaf, NULL, bytes, &o->cost0);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__coll_cost(alg, &d, p, lleaf, lold, bytes, &o->cost1);
+    if (rc != MPITOPO_SUCCESS) {
+        /* The same on every process (deterministic): keep the order. */
+        snprintf(o->note, sizeof o->note, "%s", mpitopo_last_error());
+        mpitopo__free(lleaf);
+        return MPITOPO_SUCCESS;
+    }
+    int identity = 1;
+    for (int j = 0; j < p; j++)
+        identity &= lold[j] == j;
+    if (identity || !(o->cost1 < o->cost0)) {
+        mpitopo__free(lleaf);
+        return MPITOPO_SUCCESS;
+    }
+    o->old_of_new = mpitopo__malloc_array((size_t)p, 2 * sizeof(int));
+    if (!o->old_of_new) {
+        mpitopo__free(lleaf);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for an order of %d", p);
+    }
+    o->new_of_old = o->old_of_new + p;
+    for (int j = 0; j < p; j++) {
+        o->old_of_new[j] = (lold[j] + o->root) % p;
+        o->new_of_old[o->old_of_new[j]] = j;
+    }
+    *key = o->new_of_old[s->rank];
+    mpitopo__free(lleaf);
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double bytes,
+                          gorder_t **out, const char *func)
+{
+    for (gorder_t *o = s->orders; o; o = o->next)
+        if (o->alg == alg && o->heur_req == heur_req && o->root == root) {
+            *out = o;
+            return MPITOPO_SUCCESS;
+        }
+    /* Beyond MAX_ORDERS roots, the original order (no new communicator). */
+    int fresh = s->norders < MPITOPO__GMAX_ORDERS || heur_req == MPITOPO__GH_NONE;
+    gorder_t *o = mpitopo__calloc(1, sizeof *o);
+    if (!o)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for an order entry");
+    o->alg = alg;
+    o->heur_req = heur_req;
+    o->root = root;
+    o->heur_used = MPITOPO__GH_NONE;
+    int key = s->rank, rc = MPITOPO_SUCCESS;
+    if (fresh)
+        rc = decide(s, o, (mpitopo__coll_alg_t)alg, bytes, &key, func);
+    else
+        snprintf(o->note, sizeof o->note, "more than %d orders on this communicator",
+                 MPITOPO__GMAX_ORDERS);
+    if (rc == MPITOPO_SUCCESS && o->old_of_new) {
+        MPI_Comm c;
+        rc = PMPI_Comm_split(s->user, 0, key, &c);
+        rc = rc == MPI_SUCCESS ? wrap_comm(s->user, c, &o->nbr, func) : mpitopo__mpi_result(func, rc);
+        o->reordered = 1;
+    } else if (rc == MPITOPO_SUCCESS) {
+        rc = mpitopo__gstate_ident(s, &o->nbr, func);
+        if (rc == MPITOPO_SUCCESS)
+            mpitopo__nbr_ref(o->nbr);
+    }
+    if (rc != MPITOPO_SUCCESS) {
+        o->nbr = NULL;
+        order_free(o);
+        return rc;
+    }
+    o->next = s->orders;
+    s->orders = o;
+    s->norders += o->reordered;
+    *out = o;
+    return MPITOPO_SUCCESS;
+}
+
+void mpitopo__gstate_log(gstate_t *s, int op, int alg, const gorder_t *o, const char *why)
+{
+    static const char *const ops[] = {"allgather", "bcast", "gather", "allreduce"};
+    s->last_alg[op] = alg;
+    s->last_heur[op] = o ? o->heur_used : MPITOPO__GH_NONE;
+    s->last_reordered[op] = o ? o->reordered : 0;
+    if (s->rank != 0 || mpitopo__verbose() < 1)
+        return;
+    unsigned bit = 1u << (op * 8 + alg % 8);
+    if (!(o && o->reordered) && (s->logged_kept & bit))
+        return;
+    if (o && o->reordered && (s->logged_re & bit))
+        return;
+    if (o && o->reordered)
+        s->logged_re |= bit;
+    else
+        s->logged_kept |= bit;
+    char order[400] = "original order";
+    if (o && o->heur_used != MPITOPO__GH_NONE)
+        snprintf(order, sizeof order, "%s: %s (cost %.4g -> %.4g)%s%s",
+                 mpitopo__gheur_name((mpitopo__gheur_t)o->heur_used),
+                 o->reordered ? "reordered" : "original order kept", o->cost0, o->cost1,
+                 o->note[0] ? "; " : "", o->note);
+    else if (o && o->note[0])
+        snprintf(order, sizeof order, "original order (%s)", o->note);
+    mpitopo__log(1, "%s on %d processes: %s%s%s, %s", ops[op], s->size,
+                 mpitopo__galg_name((mpitopo__galg_t)alg), why && *why ? " " : "",
+                 why ? why : "", order);
+}
+
+int mpitopo__coll_last(MPI_Comm comm, int which, int *alg, int *heur, int *reordered)
+{
+    gstate_t *s;
+    int rc = mpitopo__gstate_get(comm, &s, __func__);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (which < 0 || which >= MPITOPO__COLL_NOPS || s->last_alg[which] < 0)
+        return MPITOPO_FAIL(MPITOPO_ERR_NOT_FOUND, "no operation %d ran on comm", which);
+    *alg = s->last_alg[which];
+    *heur = s->last_heur[which];
+    *reordered = s->last_reordered[which];
+    return MPITOPO_SUCCESS;
+}
