@@ -532,6 +532,55 @@ MPITOPO_API int mpitopo_dist_graph_reorder(MPI_Comm comm, int indegree, const in
                                            const int destinations[], const int destweights[],
                                            MPI_Info info, int reorder, MPI_Comm *reordered);
 
+/**
+ * @brief Reorder comm and pick each process's GPU on a GPU cluster (MAGC,
+ * thesis ch. 5): the processes' node and core from C_cpu and C_gpu, the
+ * GPU of each from C_gpu (mpitopo_map_gpu()).
+ *
+ * Process r of both patterns is rank r of the new communicator. The GPUs of
+ * a node (every node alike) come from comm's info key "mpitopo_gpu", else
+ * MPITOPO_GPU, else hwloc of rank 0's host (mpitopo_gpus_from_hwloc());
+ * a description or an hwloc XML path as mpitopo_gpus_load() takes. The
+ * machine is mpitopo_comm_machine()'s, with its network when comm has one
+ * (mpitopo_comm_network()). The strategy is "magc" unless the info key
+ * "mpitopo_gpu_mapper" names another of mpitopo_map_gpu() ("magc:scotch",
+ * "strategy1", "strategy2", "gpu-default"); "mpitopo_weights" picks the
+ * weight (bytes by default). Never worse: the launch placement with the
+ * default assignment (local rank mod GPUs per node) is kept when the
+ * mapping does not lower the GPU-tree congestion. Rank 0 maps and sends
+ * each process its rank and device.
+ *
+ * Without GPUs (no key, no MPITOPO_GPU, and hwloc finds none or is not
+ * available): *newcomm is a duplicate of comm and *device is -1, said at
+ * MPITOPO_VERBOSE=1; a description that does not parse is an error.
+ * @param[in] comm the communicator (an intracommunicator)
+ * @param[in] cpu_pattern C_cpu over the size of comm processes, the same on
+ *            every process
+ * @param[in] gpu_pattern C_gpu, as many processes, the same on every process
+ * @param[in] info MPI_INFO_NULL or keys mpitopo_gpu, mpitopo_gpu_mapper,
+ *            mpitopo_weights (the same on every process); mpitopo_ keys stay
+ *            on newcomm
+ * @param[out] newcomm the reordered communicator; free it with MPI_Comm_free
+ * @param[out] device the local GPU index this process should select (e.g.
+ *             cudaSetDevice), in [0, GPUs per node), or -1 without GPUs
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG NULL arguments, a pattern whose size differs
+ *         from comm's or from the other pattern's (both named)
+ * @retval MPITOPO_ERR_PARSE a GPU description or info value that does not
+ *         parse (naming where it came from)
+ * @retval MPITOPO_ERR_MISMATCH patterns, description, mapper or weights
+ *         differing between processes
+ * @retval MPITOPO_ERR_* those of mpitopo_map_gpu() and
+ *         mpitopo_comm_machine()
+ * @mpierr
+ * @collective{comm} One allreduce agrees on the arguments, plus machine
+ * discovery on the first call, one broadcast, one scatter and the split.
+ * Every process returns the error.
+ */
+MPITOPO_API int mpitopo_gpu_map(MPI_Comm comm, const mpitopo_pattern_t *cpu_pattern,
+                                const mpitopo_pattern_t *gpu_pattern, MPI_Info info,
+                                MPI_Comm *newcomm, int *device);
+
 /** @} */
 
 #ifdef __cplusplus
