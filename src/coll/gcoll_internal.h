@@ -39,7 +39,7 @@ typedef struct gstate {
     int nnodes;
     int last_alg[MPITOPO__COLL_NOPS], last_heur[MPITOPO__COLL_NOPS],
         last_reordered[MPITOPO__COLL_NOPS];
-    unsigned logged_kept, logged_re;
+    unsigned char logged[64]; /* (op, alg, heuristic, reordered) lines printed */
 } gstate_t;
 
 /* The logical view of an order, as the builders use it. */

@@ -355,15 +355,11 @@ void mpitopo__gstate_log(gstate_t *s, int op, int alg, const gorder_t *o, const 
     s->last_reordered[op] = o ? o->reordered : 0;
     if (s->rank != 0 || mpitopo__verbose() < 1)
         return;
-    unsigned bit = 1u << (op * 8 + alg % 8);
-    if (!(o && o->reordered) && (s->logged_kept & bit))
+    int re = o && o->reordered, h = o ? o->heur_used : MPITOPO__GH_NONE;
+    unsigned key = (((unsigned)op * 8u + (unsigned)alg % 8u) * 8u + (unsigned)h % 8u) * 2u + (unsigned)re;
+    if (s->logged[key / 8] & (1u << (key % 8)))
         return;
-    if (o && o->reordered && (s->logged_re & bit))
-        return;
-    if (o && o->reordered)
-        s->logged_re |= bit;
-    else
-        s->logged_kept |= bit;
+    s->logged[key / 8] |= (unsigned char)(1u << (key % 8));
     char order[400] = "original order";
     if (o && o->heur_used != MPITOPO__GH_NONE)
         snprintf(order, sizeof order, "%s: %s (cost %.4g -> %.4g)%s%s",
