@@ -12,6 +12,15 @@
  * congestion (load / bandwidth over every tree link), the traffic to each
  * mapped neighbour loading the links of the tree path between their PEs.
  *
+ * Extension (off != NULL, not the thesis's): process i also sends off[i]
+ * to other nodes, which loads the path from its PE to the root (the node's
+ * way out); counted in the tentative and committed loads like the traffic
+ * to a mapped neighbour. Extension (sum_ties): PEs of equal maximum
+ * congestion go to the one adding the least total congestion (sum over the
+ * links it loads of the added load / bandwidth), then the lowest. MAGC
+ * runs the four variants and keeps the one of least congestion, the
+ * thesis's own (off NULL, sum_ties 0) on ties (mpitopo__alg51_best()).
+ *
  * Cost: the averages are kept per process and updated over p_new's
  * neighbours (O(p) per step for the argmax). Link loads only grow, so the
  * maximum congestion after a tentative placement is the larger of the
@@ -123,11 +132,11 @@ static int pick_process(const work_t *w, int n)
 }
 
 /* Places p on the free PE of least resulting maximum congestion. */
-static int pick_pe(const mpitopo__ptree_t *t, work_t *w, const double *vol, int n, int p,
-                   const int *pe_of, double cur_max)
+static int pick_pe(const mpitopo__ptree_t *t, work_t *w, const double *vol, const double *off,
+                   int sum_ties, int n, int p, const int *pe_of, double cur_max)
 {
     int best = -1;
-    double best_cost = 0;
+    double best_cost = 0, best_sum = 0;
     for (int pe = 0; pe < t->npe; pe++) {
         if (w->pe_used[pe])
             continue;
@@ -138,23 +147,28 @@ static int pick_pe(const mpitopo__ptree_t *t, work_t *w, const double *vol, int 
                 add_path(t, t->pe_vertex[pe], t->pe_vertex[pe_of[r]],
                          vol[(size_t)p * (size_t)n + (size_t)r], w->delta, w->touched, &nt);
         }
-        double cost = cur_max;
+        if (off && off[p] > 0)
+            add_path(t, t->pe_vertex[pe], 0, off[p], w->delta, w->touched, &nt);
+        double cost = cur_max, sum = 0;
         for (int k = 0; k < nt; k++) {
             int v = w->touched[k];
             double c = (w->load[v] + w->delta[v]) / t->bw[v];
             if (c > cost)
                 cost = c;
+            sum += w->delta[v] / t->bw[v];
             w->delta[v] = 0;
         }
-        if (best < 0 || cost < best_cost) {
+        if (best < 0 || cost < best_cost || (sum_ties && cost == best_cost && sum < best_sum)) {
             best = pe;
             best_cost = cost;
+            best_sum = sum;
         }
     }
     return best;
 }
 
-int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, int *pe_of)
+int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
+                   int sum_ties, int *pe_of)
 {
     if (n > t->npe)
         return MPITOPO_FAIL(MPITOPO_ERR_INTERNAL, "%d processes for %d PEs", n, t->npe);
@@ -163,7 +177,7 @@ int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, int *pe_
     double cur_max = 0;
     for (int step = 0; step < n && !rc; step++) {
         int p = pick_process(&w, n);
-        int pe = pick_pe(t, &w, vol, n, p, pe_of, cur_max);
+        int pe = pick_pe(t, &w, vol, off, sum_ties, n, p, pe_of, cur_max);
         /* Commit: p's traffic to its mapped neighbours joins the loads. */
         int nt = 0;
         for (int k = w.adj_start[p]; k < w.adj_start[p + 1]; k++) {
@@ -180,6 +194,8 @@ int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, int *pe_
                 w.cnt_m[r]++;
             }
         }
+        if (off && off[p] > 0)
+            add_path(t, t->pe_vertex[pe], 0, off[p], w.delta, w.touched, &nt);
         for (int k = 0; k < nt; k++) {
             int v = w.touched[k];
             w.load[v] += w.delta[v];
@@ -218,4 +234,43 @@ double mpitopo__ptree_mc(const mpitopo__ptree_t *t, int n, const double *vol, co
         if (load[v] / t->bw[v] > mc)
             mc = load[v] / t->bw[v];
     return mc;
+}
+
+int mpitopo__alg51_best(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
+                        int *pe_of, double *mc)
+{
+    int *alt = mpitopo__malloc_array((size_t)n + 1, sizeof *alt);
+    double *extra = mpitopo__malloc_array((size_t)t->nvert, sizeof *extra);
+    double *load = mpitopo__malloc_array((size_t)t->nvert, sizeof *load);
+    int rc = alt && extra && load ? MPITOPO_SUCCESS : MPITOPO_NOMEM("Alg. 5.1 candidates");
+    double best = 0;
+    for (int variant = 0; variant < 4 && !rc; variant++) {
+        const double *o = variant & 1 ? off : NULL;
+        if ((variant & 1) && !off)
+            continue;
+        rc = mpitopo__alg51(t, n, vol, o, variant >> 1, alt);
+        if (rc)
+            break;
+        double x = mpitopo__node_mc(t, n, vol, off, alt, extra, load);
+        if (variant == 0 || x < best) {
+            best = x;
+            memcpy(pe_of, alt, (size_t)n * sizeof *alt);
+        }
+    }
+    if (mc)
+        *mc = best;
+    mpitopo__free(alt);
+    mpitopo__free(extra);
+    mpitopo__free(load);
+    return rc;
+}
+
+double mpitopo__node_mc(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
+                        const int *pe_of, double *extra, double *load)
+{
+    memset(extra, 0, (size_t)t->nvert * sizeof *extra);
+    for (int i = 0; off && i < n; i++)
+        for (int x = t->pe_vertex[pe_of[i]]; x > 0; x = t->parent[x])
+            extra[x] += off[i];
+    return mpitopo__ptree_mc(t, n, vol, pe_of, extra, load);
 }

@@ -48,9 +48,23 @@ int mpitopo__gpus_from_hwloc_opt(const char *xml_path, int nvlink, mpitopo_gpus_
  * Alg. 5.1 on one node: n processes (0..n-1, ties to the lowest), a
  * symmetric volume matrix vol (n x n, vol[i*n+j] = c_ij + c_ji, zero
  * diagonal), the tree t with npe >= n PEs. pe_of[i] receives the PE of
- * process i. Returns MPITOPO_SUCCESS or MPITOPO_ERR_NOMEM.
+ * process i. off: NULL (the thesis's algorithm), or each process's
+ * inter-node volume, which then loads the path from its PE to the root.
+ * sum_ties: 0 (the thesis: ties to the lowest PE) or 1 (ties to the least
+ * added congestion first). Returns MPITOPO_SUCCESS or MPITOPO_ERR_NOMEM.
  */
-int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, int *pe_of);
+int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
+                   int sum_ties, int *pe_of);
+/* The best of Alg. 5.1's variants (off NULL or not, sum_ties 0 or 1; see
+ * alg51.c) by mpitopo__node_mc(), the thesis's own on ties; *mc (may be
+ * NULL) its congestion. */
+int mpitopo__alg51_best(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
+                        int *pe_of, double *mc);
+/* Congestion of n processes on PEs pe_of: their traffic vol among
+ * themselves, and off[i] (may be NULL) from PE i to the root; extra and
+ * load are nvert work arrays. */
+double mpitopo__node_mc(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
+                        const int *pe_of, double *extra, double *load);
 
 /* Max over links of load / bandwidth for n processes on PEs pe_of[] with
  * the volumes vol (as above), plus extra[v] already on link v (may be

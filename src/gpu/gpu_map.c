@@ -15,7 +15,11 @@
  * A GPU index is local to the process's node by construction. Guards:
  * phase 3 keeps a node's default assignment unless the mapper's one lowers
  * that node's GPU-tree maximum congestion (its processes' traffic among
- * themselves plus their inter-node traffic up to the node's root); a node
+ * themselves plus their inter-node traffic up to the node's root). Alg.
+ * 5.1 runs as the thesis states it and in three variants (inter-node
+ * traffic loaded on the way to the root, ties by added congestion; see
+ * alg51.c); the one of least congestion by that measure is kept, the
+ * thesis's on ties, in phase 2 as in phase 3. A node
  * with more processes than GPUs gets the default assignment (GPUs shared,
  * said at verbose level 1). With options->never_worse, the whole result
  * falls back to gpu-default when its GPU-tree maximum congestion is higher.
@@ -43,10 +47,12 @@ typedef struct ctx {
     int *local;      /* nprocs: index of the process within its node */
 } ctx_t;
 
+/* CPU time of the calling thread: the mapping is sequential, and on a
+ * shared machine this is less disturbed than the wall time. */
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -302,11 +308,12 @@ static int scotch_on_tree(const mpitopo__ptree_t *t, int k, const double *vol, u
 }
 
 static int map_on_tree(const ctx_t *c, const mpitopo__ptree_t *t, int k, const double *vol,
-                       uint64_t seed, int *pe_of)
+                       const double *off, uint64_t seed, int *pe_of)
 {
     if (k == 0)
         return MPITOPO_SUCCESS;
-    return c->scotch ? scotch_on_tree(t, k, vol, seed, pe_of) : mpitopo__alg51(t, k, vol, pe_of);
+    return c->scotch ? scotch_on_tree(t, k, vol, seed, pe_of)
+                     : mpitopo__alg51_best(t, k, vol, off, pe_of, NULL);
 }
 
 /* ---- phases 2 and 3 ------------------------------------------------------ */
@@ -321,8 +328,9 @@ static int phase2(const ctx_t *c, const mpitopo_map_options_t *opt, int *leaf)
         if (c->node_start[v + 1] - c->node_start[v] > kmax)
             kmax = c->node_start[v + 1] - c->node_start[v];
     double *vol = mpitopo__malloc_array((size_t)kmax * (size_t)kmax + 1, sizeof *vol);
+    double *off = mpitopo__malloc_array((size_t)kmax + 1, sizeof *off);
     int *pe_of = mpitopo__malloc_array((size_t)kmax + 1, sizeof *pe_of);
-    int rc = vol && pe_of ? MPITOPO_SUCCESS : MPITOPO_NOMEM("phase 2 work arrays");
+    int rc = vol && off && pe_of ? MPITOPO_SUCCESS : MPITOPO_NOMEM("phase 2 work arrays");
     for (int v = 0; v < c->nnodes && !rc; v++) {
         int k = c->node_start[v + 1] - c->node_start[v], first;
         if (k == 0)
@@ -331,27 +339,16 @@ static int phase2(const ctx_t *c, const mpitopo_map_options_t *opt, int *leaf)
         rc = cpu_tree(m, v, &t, &first);
         if (rc)
             break;
-        node_volumes(c, c->cpu, c->weight, v, vol, NULL);
-        rc = map_on_tree(c, &t, k, vol, opt->seed, pe_of);
+        node_volumes(c, c->cpu, c->weight, v, vol, off);
+        rc = map_on_tree(c, &t, k, vol, off, opt->seed, pe_of);
         for (int i = 0; i < k && !rc; i++)
             leaf[c->procs[c->node_start[v] + i]] = first + pe_of[i];
         mpitopo__ptree_free(&t);
     }
     mpitopo__free(vol);
+    mpitopo__free(off);
     mpitopo__free(pe_of);
     return rc;
-}
-
-/* GPU-tree congestion of node v's assignment pe_of: traffic among its
- * processes, and each one's inter-node traffic from its GPU to the root. */
-static double node_mc(const mpitopo__ptree_t *t, int k, const double *vol, const double *off,
-                      const int *pe_of, double *extra, double *load)
-{
-    memset(extra, 0, (size_t)t->nvert * sizeof *extra);
-    for (int i = 0; i < k; i++)
-        for (int x = t->pe_vertex[pe_of[i]]; x > 0; x = t->parent[x])
-            extra[x] += off[i];
-    return mpitopo__ptree_mc(t, k, vol, pe_of, extra, load);
 }
 
 static int phase3(const ctx_t *c, how_t how, const mpitopo_map_options_t *opt, int *gpu)
@@ -383,13 +380,13 @@ static int phase3(const ctx_t *c, how_t how, const mpitopo_map_options_t *opt, i
         if (k == 0)
             continue;
         node_volumes(c, c->gpu, c->weight, v, vol, off);
-        rc = map_on_tree(c, t, k, vol, opt->seed, pe_of);
+        rc = map_on_tree(c, t, k, vol, off, opt->seed, pe_of);
         if (rc)
             break;
         for (int i = 0; i < k; i++)
             def[i] = i;
-        double mc_map = node_mc(t, k, vol, off, pe_of, extra, load);
-        double mc_def = node_mc(t, k, vol, off, def, extra, load);
+        double mc_map = mpitopo__node_mc(t, k, vol, off, pe_of, extra, load);
+        double mc_def = mpitopo__node_mc(t, k, vol, off, def, extra, load);
         if (!(mc_map < mc_def)) {
             kept++;
             continue;
