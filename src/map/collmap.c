@@ -32,7 +32,7 @@
  * nodes that still have free leaves, cached per reference node; since free
  * nodes only disappear, the cached node stays the answer while it has a free
  * leaf, and a rescan can stop at the first node as close as the cached one
- * was. Cost: O(nlevels) per placement plus the cross-node scans, which only
+ * was, or as close as any two nodes can be (two hops in a fat tree). Cost: O(nlevels) per placement plus the cross-node scans, which only
  * happen when the reference's whole node is taken.
  */
 #include "map/collmap.h"
@@ -102,6 +102,16 @@ typedef struct finder {
     int *next, *prev, head;
     int *best, *best_hops;
     int64_t *route;
+    int lb; /* no free node can be fewer hops away (see route_floor) */
+    /* A fat tree: hops grow with the group level where two end nodes part,
+     * so the closest node is found as in the machine tree. Levels 0..ngl-2
+     * are the network's group levels, ngl-1 the end node itself; per level
+     * gof[u] is node unit u's group, gcount the group's free leaves, its
+     * units (increasing) members[gfirst[g] .. gfirst[g+1]) and gcur the
+     * cursor on the lowest one with free leaves. */
+    int ngl;
+    int *gof[MPITOPO_MAX_LEVELS], *gcount[MPITOPO_MAX_LEVELS], *gfirst[MPITOPO_MAX_LEVELS];
+    int *gcur[MPITOPO_MAX_LEVELS], *members[MPITOPO_MAX_LEVELS];
 } finder_t;
 
 struct pair {
@@ -128,6 +138,76 @@ static void finder_free(finder_t *f)
     mpitopo__free(f->best);
     mpitopo__free(f->best_hops);
     mpitopo__free(f->route);
+    for (int j = 0; j < MPITOPO_MAX_LEVELS; j++) {
+        mpitopo__free(f->gof[j]);
+        mpitopo__free(f->gcount[j]);
+        mpitopo__free(f->gfirst[j]);
+        mpitopo__free(f->gcur[j]);
+        mpitopo__free(f->members[j]);
+    }
+}
+
+/* The fewest hops between two distinct end nodes, by the kind of network:
+ * two in a fat tree or dragonfly (the nodes hang off switches or routers:
+ * up one channel, down one), one in the direct networks (and fabrics, which
+ * may join two nodes by one cable). Node units sharing an end node are 0
+ * apart: then 0. A scan for the closest free node stops at the first one
+ * this close. */
+static int route_floor(const finder_t *f)
+{
+    const mpitopo_network_t *net = f->d->network;
+    if (f->d->end_node) {
+        unsigned char *seen = mpitopo__calloc((size_t)net->nnodes, 1);
+        if (!seen)
+            return -1;
+        int shared = 0, nn = f->m->nunits[f->m->node_level];
+        for (int u = 0; u < nn && !shared; u++)
+            shared = seen[f->d->end_node[u]]++ != 0;
+        mpitopo__free(seen);
+        if (shared)
+            return 0;
+    }
+    return net->kind == MPITOPO__NET_FATTREE || net->kind == MPITOPO__NET_DRAGONFLY ? 2 : 1;
+}
+
+/* A fat tree's groups over the node units (see finder_t). Its route between
+ * two end nodes climbs to their lowest common switch level and back, 2 x
+ * that level channels, and the groups are the subtrees of those levels, so
+ * fewer hops is a deeper common group. */
+static int finder_groups_init(finder_t *f)
+{
+    const mpitopo_network_t *net = f->d->network;
+    int levels = 0, nn = f->m->nunits[f->m->node_level], nl = f->m->node_level;
+    mpitopo_network_group_levels(net, &levels);
+    if (levels + 1 > MPITOPO_MAX_LEVELS)
+        return MPITOPO_SUCCESS; /* not expected: the scan does it then */
+    f->ngl = levels + 1;
+    for (int j = 0; j < f->ngl; j++) {
+        f->gof[j] = mpitopo__malloc_array((size_t)nn, sizeof *f->gof[j]);
+        f->gcount[j] = mpitopo__calloc((size_t)net->nnodes, sizeof *f->gcount[j]);
+        f->gfirst[j] = mpitopo__calloc((size_t)net->nnodes + 1, sizeof *f->gfirst[j]);
+        f->gcur[j] = mpitopo__malloc_array((size_t)net->nnodes, sizeof *f->gcur[j]);
+        f->members[j] = mpitopo__malloc_array((size_t)nn, sizeof *f->members[j]);
+        if (!f->gof[j] || !f->gcount[j] || !f->gfirst[j] || !f->gcur[j] || !f->members[j])
+            return MPITOPO_NOMEM("the fat tree's groups");
+        for (int u = 0; u < nn; u++) {
+            int64_t g = end_of(f->d, u);
+            if (j < levels)
+                mpitopo_network_group(net, j, (int)g, &g, NULL);
+            f->gof[j][u] = (int)g; /* labels d / size: below nnodes */
+            f->gfirst[j][g + 1]++;
+            f->gcount[j][g] += f->count[nl][u];
+        }
+        for (int g = 0; g < net->nnodes; g++) {
+            f->gfirst[j][g + 1] += f->gfirst[j][g];
+            f->gcur[j][g] = f->gfirst[j][g];
+        }
+        for (int u = 0; u < nn; u++)
+            f->members[j][f->gcur[j][f->gof[j][u]]++] = u;
+        for (int g = 0; g < net->nnodes; g++)
+            f->gcur[j][g] = f->gfirst[j][g];
+    }
+    return MPITOPO_SUCCESS;
 }
 
 /* The network part: the list of node units with candidates, the caches. */
@@ -143,6 +223,8 @@ static int finder_net_init(finder_t *f)
                                      sizeof *f->route);
     if (!f->next || !f->prev || !f->best || !f->best_hops || !f->route)
         return MPITOPO_NOMEM("the free node list");
+    if ((f->lb = route_floor(f)) < 0)
+        return MPITOPO_NOMEM("the end node bitmap");
     int last = -1;
     f->head = -1;
     for (int k = 0; k < f->p; k++) {
@@ -158,7 +240,7 @@ static int finder_net_init(finder_t *f)
             f->head = u;
         last = u;
     }
-    return MPITOPO_SUCCESS;
+    return f->d->network->kind == MPITOPO__NET_FATTREE ? finder_groups_init(f) : MPITOPO_SUCCESS;
 }
 
 static int finder_init(finder_t *f, const mpitopo__coll_dist_t *d, int p, const int *leaf_of_rank)
@@ -221,6 +303,8 @@ static void take(finder_t *f, int k)
         f->count[l][m->unit[l][f->leaf[k]]]--;
     if (f->net) {
         int u = m->unit[m->node_level][f->leaf[k]];
+        for (int j = 0; j < f->ngl; j++)
+            f->gcount[j][f->gof[j][u]]--;
         if (f->count[m->node_level][u] == 0) { /* unlink the exhausted node */
             if (f->prev[u] >= 0)
                 f->next[f->prev[u]] = f->next[u];
@@ -244,14 +328,26 @@ static int lowest_free(finder_t *f, int l, int u)
 /* The free node fewest hops from node unit u (which has none left), ties to
  * the lowest: the cached one while it has free leaves, else a scan of the
  * free nodes in increasing order that stops at the first one no farther
- * than the cached distance (nothing free can be closer than that). */
+ * than the cached distance or the floor (nothing free can be closer). */
 static int closest_node(finder_t *f, int u)
 {
     const mpitopo_machine_t *m = f->m;
     int nl = m->node_level;
+    for (int j = f->ngl - 1; j >= 0; j--) {
+        int g = f->gof[j][u];
+        if (f->gcount[j][g] > 0) {
+            int c = f->gcur[j][g];
+            while (f->count[nl][f->members[j][c]] == 0)
+                c++;
+            f->gcur[j][g] = c;
+            return f->members[j][c];
+        }
+    }
+    if (f->ngl > 0)
+        return f->head; /* parts at the top: the lowest free node */
     if (f->best[u] >= 0 && f->count[nl][f->best[u]] > 0)
         return f->best[u];
-    int bound = f->best[u] >= 0 ? f->best_hops[u] : 0;
+    int bound = f->best[u] >= 0 && f->best_hops[u] > f->lb ? f->best_hops[u] : f->lb;
     int eu = end_of(f->d, u), bestv = -1, besth = INT_MAX;
     for (int v = f->head; v >= 0; v = f->next[v]) {
         int ev = end_of(f->d, v);
