@@ -5,9 +5,7 @@
  * without a network, with a fat tree (ktree:16,3) and with a torus
  * (torus:16x16x16) above the nodes (4,096 end nodes each), best of 5 runs;
  * and the cost model's time for RD and ring (one run).
- * Build (from the repository root, after building mpitopo_nompi in BUILD):
- *   cc -O2 -Iinclude -IBUILD/include -Isrc bench/collmap_time.c \
- *      BUILD/src/libmpitopo_nompi.a -lhwloc -lm -o collmap_time
+ * Built as bench target mpitopo_bench_collmap_time (BUILD/bench/collmap_time).
  * Run: ./collmap_time [P ...]   (default 1024 4096 65536)
  */
 #define MPITOPO_NO_MPI
