@@ -485,5 +485,30 @@ check hhc-pattern "$cli" eval --machine "node:9 core:1" --pattern hhc:3 --networ
 expect_in hhc-pattern "pattern:   hhc:3 (9 processes, 40 directed edges)"
 expect_in hhc-pattern "  hop-bytes                                            40"
 expect_in hhc-pattern "  max congestion (MC)                                   1"
+# Collective-aware reordering (issue 19): the patterns of the collective algorithms, the heuristics
+# as mappers; on a launch cyclic over nodes, RMH and RDMH lower the weighted cost of their algorithm
+# (ring: every message leaves its node under rr, 8 of 64 after RMH), with and without a network.
+coll_cost() { # coll_cost MAPPER: the weighted cost of MAPPER in the JSON in $out
+  awk -v m="\"name\": \"$1\"" 'index($0, m) { sub(/.*"cost": /, ""); sub(/,.*/, ""); print; exit }' <<<"$out"
+}
+coll_cmp() { # coll_cmp NAME A B OP: compare the costs of mappers A and B (OP: lt or le)
+  local a b; a=$(coll_cost "$2"); b=$(coll_cost "$3")
+  if ! awk -v a="$a" -v b="$b" -v op="$4" 'BEGIN { exit !(a != "" && b != "" && (op == "lt" ? a + 0 < b + 0 : a + 0 <= b + 0)) }'; then
+    echo "FAIL $1: cost of $2 ($a) not $4 that of $3 ($b)"; failures=$((failures + 1)); fi
+}
+coll_m=(--machine "node:8 socket:2 core:4" --placement rr --json)
+check coll-ring "$cli" eval "${coll_m[@]}" --pattern coll:allgather-ring:64:1024 --mapper identity,rmh,tree
+expect_in coll-ring '"nedges": 64'
+coll_cmp coll-ring rmh identity lt
+check coll-rd "$cli" eval "${coll_m[@]}" --pattern coll:allgather-rd:64 --mapper identity,rdmh,rmh,bbmh,bgmh,tree \
+  --network ktree:4,2
+expect_in coll-rd '"nedges": 384'
+coll_cmp coll-rd rdmh identity le
+check coll-binomial "$cli" eval "${coll_m[@]}" --pattern coll:gather-binomial:48:64 --mapper identity,bgmh,bbmh
+expect_in coll-binomial '"nedges": 47'
+expect_error coll-rdmh-p "p = 48: RDMH (recursive doubling) needs a power of two" "$cli" eval "${coll_m[@]}" \
+  --pattern coll:allgather-bruck:48 --mapper rdmh
+expect_error coll-rd-pattern "recursive doubling needs a power of two" "$cli" eval "${coll_m[@]}" \
+  --pattern coll:allgather-rd:48 --mapper identity
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
 echo "PASS cli"
