@@ -345,21 +345,21 @@ static void check_collectives(mpitopo_hhc_t *h, int nnodes, MPI_Comm ref)
         MPI_Gather(mine, N, MPI_INT, want, N, MPI_INT, root, ref);
         if (mrank == root)
             MT_CHECK(memcmp(got, want, (size_t)nnodes * N * sizeof *got) == 0, "gather to %d differs", root);
-        /* In place at root. */
-        if (mrank == root)
-            memcpy(got + N * mrank, mine, sizeof mine);
-        MT_CHECK_RC(mpitopo_hhc_gather(mrank == root ? MPI_IN_PLACE : mine, N, MPI_INT, got, N, MPI_INT,
-                                       ids[root], h));
-        if (mrank == root)
-            MT_CHECK(memcmp(got, want, (size_t)nnodes * N * sizeof *got) == 0, "gather in place to %d", root);
-        /* A vector of 3 ints (every other) sent and received. */
+        /* A vector of 3 ints (every other), sent and received, in place
+         * at root. */
         int vmine[6] = {mrank, -1, mrank + root, -1, 7 * mrank, -1};
         memset(got, 0xff, (size_t)nnodes * N * sizeof *got);
         memset(want, 0xff, (size_t)nnodes * N * sizeof *want);
-        MT_CHECK_RC(mpitopo_hhc_gather(vmine, 1, gvec, got, 1, gvec, ids[root], h));
-        MPI_Gather(vmine, 1, gvec, want, 1, gvec, root, ref);
+        if (mrank == root) {
+            memcpy(got + N * mrank, vmine, 5 * sizeof *vmine);
+            memcpy(want + N * mrank, vmine, 5 * sizeof *vmine);
+        }
+        MT_CHECK_RC(mpitopo_hhc_gather(mrank == root ? MPI_IN_PLACE : vmine, 1, gvec, got, 1, gvec, ids[root], h));
+        MPI_Gather(mrank == root ? MPI_IN_PLACE : vmine, 1, gvec, want, 1, gvec, root, ref);
         if (mrank == root)
-            MT_CHECK(memcmp(got, want, (size_t)nnodes * N * sizeof *got) == 0, "gather of vectors to %d", root);
+            MT_CHECK(memcmp(got, want, (size_t)nnodes * N * sizeof *got) == 0 && got[N * mrank] == mrank &&
+                         got[N * mrank + 1] == -1,
+                     "gather of vectors in place to %d", root);
     }
     MPI_Type_free(&gvec);
     /* Types that differ but match in signature: a vector of 3 ints sent,
