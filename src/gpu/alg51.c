@@ -19,7 +19,9 @@
  * congestion go to the one adding the least total congestion (sum over the
  * links it loads of the added load / bandwidth), then the lowest. MAGC
  * runs the four variants and keeps the one of least congestion, the
- * thesis's own (off NULL, sum_ties 0) on ties (mpitopo__alg51_best()).
+ * thesis's own (off NULL, sum_ties 0) on ties (mpitopo__alg51_best()),
+ * then tries pairwise exchanges on it (a greedy on a maximum meets many
+ * ties and can pair a switch's PEs badly; the exchanges see that).
  *
  * Cost: the averages are kept per process and updated over p_new's
  * neighbours (O(p) per step for the argmax). Link loads only grow, so the
@@ -236,8 +238,104 @@ double mpitopo__ptree_mc(const mpitopo__ptree_t *t, int n, const double *vol, co
     return mc;
 }
 
+/* ---- exchange refinement (an extension; see mpitopo__alg51_best) ---------- */
+
+typedef struct edges {
+    int m;
+    int *a, *b;
+    double *x;
+} edges_t;
+
+/* Lexicographic cost of a placement: the maximum congestion, then the sum
+ * of squared congestions, which tells apart placements of one maximum so
+ * that exchanges can leave a plateau. */
+static void lex_cost(const mpitopo__ptree_t *t, const edges_t *e, int n, const double *off,
+                     const int *pe_of, double *load, double *mc, double *ss)
+{
+    memset(load, 0, (size_t)t->nvert * sizeof *load);
+    for (int k = 0; k < e->m; k++) {
+        int a = t->pe_vertex[pe_of[e->a[k]]], b = t->pe_vertex[pe_of[e->b[k]]];
+        while (a != b) {
+            int *v = t->depth[a] >= t->depth[b] ? &a : &b;
+            load[*v] += e->x[k];
+            *v = t->parent[*v];
+        }
+    }
+    for (int i = 0; off && i < n; i++)
+        for (int x = t->pe_vertex[pe_of[i]]; x > 0; x = t->parent[x])
+            load[x] += off[i];
+    *mc = *ss = 0;
+    for (int v = 1; v < t->nvert; v++) {
+        double c = load[v] / t->bw[v];
+        *mc = c > *mc ? c : *mc;
+        *ss += c * c;
+    }
+}
+
+/* Exchanges the PEs of two processes, or moves one to a free PE, while
+ * that lowers the lexicographic cost: first improvement, at most 4 passes. */
+static int refine(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
+                  int *pe_of, double *load)
+{
+    edges_t e = {0, NULL, NULL, NULL};
+    size_t cap = 1;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            cap += vol[(size_t)i * (size_t)n + (size_t)j] > 0;
+    e.a = mpitopo__malloc_array(cap, sizeof *e.a);
+    e.b = mpitopo__malloc_array(cap, sizeof *e.b);
+    e.x = mpitopo__malloc_array(cap, sizeof *e.x);
+    int *owner = mpitopo__malloc_array((size_t)t->npe, sizeof *owner);
+    int rc = e.a && e.b && e.x && owner ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the refinement");
+    for (int i = 0; i < n && !rc; i++)
+        for (int j = i + 1; j < n; j++)
+            if (vol[(size_t)i * (size_t)n + (size_t)j] > 0) {
+                e.a[e.m] = i;
+                e.b[e.m] = j;
+                e.x[e.m++] = vol[(size_t)i * (size_t)n + (size_t)j];
+            }
+    double mc, ss;
+    if (!rc) {
+        for (int pe = 0; pe < t->npe; pe++)
+            owner[pe] = -1;
+        for (int i = 0; i < n; i++)
+            owner[pe_of[i]] = i;
+        lex_cost(t, &e, n, off, pe_of, load, &mc, &ss);
+    }
+    for (int pass = 0, better = 1; !rc && better && pass < 4; pass++) {
+        better = 0;
+        for (int i = 0; i < n; i++)
+            for (int pe = 0; pe < t->npe; pe++) {
+                int old = pe_of[i], j = owner[pe];
+                if (pe == old)
+                    continue;
+                pe_of[i] = pe;
+                if (j >= 0)
+                    pe_of[j] = old;
+                double m2, s2;
+                lex_cost(t, &e, n, off, pe_of, load, &m2, &s2);
+                if (m2 < mc || (m2 == mc && s2 < ss * (1 - 1e-12))) {
+                    mc = m2;
+                    ss = s2;
+                    better = 1;
+                    owner[pe] = i;
+                    owner[old] = j;
+                } else {
+                    pe_of[i] = old;
+                    if (j >= 0)
+                        pe_of[j] = pe;
+                }
+            }
+    }
+    mpitopo__free(e.a);
+    mpitopo__free(e.b);
+    mpitopo__free(e.x);
+    mpitopo__free(owner);
+    return rc;
+}
+
 int mpitopo__alg51_best(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
-                        int *pe_of, double *mc)
+                        int refine_swaps, int *pe_of, double *mc)
 {
     int *alt = mpitopo__malloc_array((size_t)n + 1, sizeof *alt);
     double *extra = mpitopo__malloc_array((size_t)t->nvert, sizeof *extra);
@@ -253,6 +351,16 @@ int mpitopo__alg51_best(const mpitopo__ptree_t *t, int n, const double *vol, con
             break;
         double x = mpitopo__node_mc(t, n, vol, off, alt, extra, load);
         if (variant == 0 || x < best) {
+            best = x;
+            memcpy(pe_of, alt, (size_t)n * sizeof *alt);
+        }
+    }
+    /* Last candidate: the best so far after exchanges. */
+    if (!rc && refine_swaps) {
+        memcpy(alt, pe_of, (size_t)n * sizeof *alt);
+        rc = refine(t, n, vol, off, alt, load);
+        double x = rc ? best : mpitopo__node_mc(t, n, vol, off, alt, extra, load);
+        if (!rc && x < best) {
             best = x;
             memcpy(pe_of, alt, (size_t)n * sizeof *alt);
         }

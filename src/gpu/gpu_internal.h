@@ -56,10 +56,11 @@ int mpitopo__gpus_from_hwloc_opt(const char *xml_path, int nvlink, mpitopo_gpus_
 int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
                    int sum_ties, int *pe_of);
 /* The best of Alg. 5.1's variants (off NULL or not, sum_ties 0 or 1; see
- * alg51.c) by mpitopo__node_mc(), the thesis's own on ties; *mc (may be
+ * alg51.c) by mpitopo__node_mc(), the thesis's own on ties, then (with
+ * refine_swaps) pairwise exchanges on it, kept when lower; *mc (may be
  * NULL) its congestion. */
 int mpitopo__alg51_best(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
-                        int *pe_of, double *mc);
+                        int refine_swaps, int *pe_of, double *mc);
 /* Congestion of n processes on PEs pe_of: their traffic vol among
  * themselves, and off[i] (may be NULL) from PE i to the root; extra and
  * load are nvert work arrays. */

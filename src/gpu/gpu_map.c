@@ -19,7 +19,8 @@
  * 5.1 runs as the thesis states it and in three variants (inter-node
  * traffic loaded on the way to the root, ties by added congestion; see
  * alg51.c); the one of least congestion by that measure is kept, the
- * thesis's on ties, in phase 2 as in phase 3. A node
+ * thesis's on ties, then improved by pairwise exchanges where they lower
+ * it, in phase 2 as in phase 3. A node
  * with more processes than GPUs gets the default assignment (GPUs shared,
  * said at verbose level 1). With options->never_worse, the whole result
  * falls back to gpu-default when its GPU-tree maximum congestion is higher.
@@ -313,7 +314,7 @@ static int map_on_tree(const ctx_t *c, const mpitopo__ptree_t *t, int k, const d
     if (k == 0)
         return MPITOPO_SUCCESS;
     return c->scotch ? scotch_on_tree(t, k, vol, seed, pe_of)
-                     : mpitopo__alg51_best(t, k, vol, off, pe_of, NULL);
+                     : mpitopo__alg51_best(t, k, vol, off, 1, pe_of, NULL);
 }
 
 /* ---- phases 2 and 3 ------------------------------------------------------ */
