@@ -533,6 +533,50 @@ static void test_magc_errors(void **state)
     mpitopo_machine_destroy(&flat);
 }
 
+/* ---- out of memory ---------------------------------------------------------- */
+
+typedef struct oom_ctx {
+    const mpitopo_machine_t *m;
+    const mpitopo_pattern_t *p;
+    const char *spec, *gpus;
+} oom_ctx_t;
+
+static int oom_op(void *arg)
+{
+    const oom_ctx_t *c = arg;
+    mpitopo_gpus_t *g = NULL;
+    int leaf[8], dev[8];
+    double mc, hb;
+    int rc = mpitopo_gpus_load(c->gpus, &g);
+    if (!rc)
+        rc = mpitopo_map_gpu(c->spec, c->m, NULL, NULL, g, c->p, c->p, NULL, leaf, dev);
+    if (!rc)
+        rc = mpitopo_gpu_metrics(c->m, g, c->p, leaf, dev, &mc, &hb);
+    char buf[512];
+    if (!rc)
+        rc = mpitopo_gpus_describe(g, buf, sizeof buf);
+    mpitopo_gpus_destroy(&g);
+    return rc;
+}
+
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    mpitopo_pattern_t *p = NULL;
+    OK(mpitopo_machine_from_string("node:2 socket:2 core:2", &m));
+    OK(mpitopo_pattern_from_string("cart:2x4:weights=3,1", &p));
+    const char *specs[] = {"magc", "strategy2", "gpu-default"};
+    for (int s = 0; s < 3; s++) {
+        oom_ctx_t c = {m, p, specs[s], "package:2@38,gpu:2@16"};
+        assert_true(unit_each_allocation_fails(specs[s], oom_op, &c) > 10);
+    }
+    oom_ctx_t c = {m, p, "magc", XML("power8gpudistances.xml")};
+    assert_true(unit_each_allocation_fails("power8", oom_op, &c) > 10);
+    mpitopo_pattern_destroy(&p);
+    mpitopo_machine_destroy(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_x86),          cmocka_unit_test(test_alg51_small),
         cmocka_unit_test(test_alg51_hand),   cmocka_unit_test(test_metrics_hand),
         cmocka_unit_test(test_magc_thesis),  cmocka_unit_test(test_magc_errors),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
