@@ -1004,55 +1004,103 @@ static int launch_parts(const ptram_t *t, const int *launch, int **parts)
     return part ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the launch's parts");
 }
 
+/* Parts from the placement of the machine-level mapper `spec` (block
+ * launch, no guard); NULL when it fails or does not fill the nodes in use
+ * (the optional start is then left out, its message cleared). */
+static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, const char *spec, int **parts)
+{
+    *parts = NULL;
+    int *leaf = mpitopo__malloc_array((size_t)t->nprocs, sizeof *leaf);
+    if (!leaf)
+        return MPITOPO_NOMEM("a start's placement");
+    mpitopo_map_options_t o = *options;
+    o.launch = NULL;
+    o.never_worse = 0;
+    int rc = mpitopo_map(spec, t->m, t->pat, &o, leaf, NULL);
+    if (rc == MPITOPO_SUCCESS)
+        rc = launch_parts(t, leaf, parts);
+    else if (rc != MPITOPO_ERR_NOMEM) {
+        mpitopo__log(3, "ptram mapper: no start from '%s' (%s)", spec, mpitopo_last_error());
+        mpitopo__clear_error();
+        rc = MPITOPO_SUCCESS;
+    }
+    mpitopo__free(leaf);
+    return rc;
+}
+
+/* The starts of run_steps, in the order that wins ties. */
+enum { START_GREEDY, START_TREE, START_LAUNCH, START_CART, START_METIS, NSTARTS };
+
 /*
- * Up to three solutions, each refined: the greedy one from the chosen
+ * Several solutions, each refined by step 3: the greedy one from the chosen
  * parts; when the tree mapper's parts are a placement of their own (on the
- * network's group levels), that placement (the greedy alone places parts one
- * at a time and loses to the hierarchy on 3-D stencils); and the launch's
- * own nodes as parts, in place (the refinement then only improves on what
- * the user had). The winner is the lowest hybrid metric among those whose
- * maximum congestion is not above the launch's (launch_mc): the hybrid
- * metric without normalisation is ruled by hop-bytes, and a refinement that
- * trades congestion for hops (twice the launch's MC on a 2-D halo of a
- * 4,096-process torus) is worse where congestion bounds the time. When every
- * solution raises MC, the lowest hybrid goes on to the launch guard. Ties go
- * to the earlier solution.
+ * network's group levels), that placement (the greedy alone places parts
+ * one at a time and loses to the hierarchy on 3-D stencils); the launch's
+ * own nodes, in place (the refinement then only improves on what the user
+ * had); and the placements of the machine-level mappers cart (Cartesian
+ * and sub-communicator patterns: the row-by-row tiling keeps all-to-all
+ * groups on few switches) and metis (when built with it) on the machine
+ * with the network's group levels. The winner has the lowest MC among
+ * those whose MC is not above the launch's, then the lowest hybrid
+ * metric: the hybrid metric without normalisation is ruled by hop-bytes,
+ * and a refinement that trades congestion for hops (twice the launch's MC
+ * on a 2-D halo of a 4,096-process torus) is worse where congestion bounds
+ * the time. When every solution raises MC, the lowest hybrid goes on to the
+ * launch guard. "strict" (the thesis as written) has the greedy start only.
  */
 static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, const int *launch, double launch_mc,
                      mpitopo__ptram_stats_t *st, int *leaf_of_proc)
 {
     double t0 = now();
-    int *chosen = NULL, *start = NULL, *own = NULL;
-    int *node = mpitopo__malloc_array(3 * (size_t)t->nprocs, sizeof *node);
-    int rc = node ? partition(t, options, &chosen, &start) : MPITOPO_NOMEM("the nodes of the processes");
-    st->t_part = now() - t0;
+    int *parts[NSTARTS] = {NULL};
+    int *node = mpitopo__malloc_array(NSTARTS * (size_t)t->nprocs, sizeof *node);
+    int rc = node ? partition(t, options, &parts[START_GREEDY], &parts[START_TREE])
+                  : MPITOPO_NOMEM("the nodes of the processes");
     int more = t->prm->rounds > 0 && !t->prm->strict;
-    if (rc == MPITOPO_SUCCESS && more && chosen)
-        rc = launch_parts(t, launch, &own);
-    double h[3] = {INFINITY, INFINITY, INFINITY}, mc[3] = {INFINITY, INFINITY, INFINITY};
-    if (rc == MPITOPO_SUCCESS)
-        rc = solve(t, chosen, 0, st, node, &h[0], &mc[0]);
-    if (rc == MPITOPO_SUCCESS && start && more)
-        rc = solve(t, start, 1, st, node + t->nprocs, &h[1], &mc[1]);
-    if (rc == MPITOPO_SUCCESS && own)
-        rc = solve(t, own, 1, st, node + 2 * (size_t)t->nprocs, &h[2], &mc[2]);
+    if (parts[START_TREE] && !more) {
+        if (parts[START_TREE] != parts[START_GREEDY])
+            mpitopo__free(parts[START_TREE]);
+        parts[START_TREE] = NULL;
+    } else if (parts[START_TREE] && parts[START_TREE] == parts[START_GREEDY]) {
+        /* the tree's parts won step 1: the same parts, placed in order too */
+        parts[START_TREE] = mpitopo__malloc_array((size_t)t->nprocs, sizeof *parts[START_TREE]);
+        if (parts[START_TREE])
+            memcpy(parts[START_TREE], parts[START_GREEDY], (size_t)t->nprocs * sizeof *parts[START_TREE]);
+        else
+            rc = MPITOPO_NOMEM("the tree's parts");
+    }
+    if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
+        rc = launch_parts(t, launch, &parts[START_LAUNCH]);
+    if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
+        rc = mapper_parts(t, options, "cart", &parts[START_CART]);
+#ifdef MPITOPO_HAVE_METIS
+    if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
+        rc = mapper_parts(t, options, "metis", &parts[START_METIS]);
+#endif
+    st->t_part = now() - t0;
+    double h[NSTARTS], mc[NSTARTS];
+    for (int i = 0; i < NSTARTS; i++)
+        h[i] = mc[i] = INFINITY;
+    for (int i = 0; i < NSTARTS && rc == MPITOPO_SUCCESS; i++)
+        if (i == START_GREEDY || parts[i])
+            rc = solve(t, parts[i], i != START_GREEDY, st, node + (size_t)i * t->nprocs, &h[i], &mc[i]);
     int best = -1;
-    for (int i = 0; i < 3; i++)
-        if (isfinite(h[i]) && mc[i] <= launch_mc && (best < 0 || h[i] < h[best]))
+    for (int i = 0; i < NSTARTS; i++)
+        if (isfinite(h[i]) && mc[i] <= launch_mc &&
+            (best < 0 || mc[i] < mc[best] || (mc[i] == mc[best] && h[i] < h[best])))
             best = i;
     if (best < 0)
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < NSTARTS; i++)
             if (best < 0 || h[i] < h[best])
                 best = i;
-    st->from_tree = best == 1;
-    st->from_launch = best == 2;
+    st->from_tree = best == START_TREE;
+    st->from_launch = best == START_LAUNCH;
+    st->from_mapper = best == START_CART || best == START_METIS;
     if (rc == MPITOPO_SUCCESS)
         rc = place_cores(t, options, node + (size_t)best * t->nprocs, leaf_of_proc);
     st->nnodes = t->nn;
-    if (start != chosen)
-        mpitopo__free(start);
-    mpitopo__free(chosen);
-    mpitopo__free(own);
+    for (int i = 0; i < NSTARTS; i++)
+        mpitopo__free(parts[i]);
     mpitopo__free(node);
     return rc;
 }

@@ -176,6 +176,7 @@ typedef struct mpitopo__ptram_stats {
     int swaps, rounds, kept_launch, zero_traffic;
     int from_tree;   /* the tree mapper's placement, refined, won */
     int from_launch; /* the launch's own nodes, refined, won */
+    int from_mapper; /* a machine-level mapper's placement (cart, metis), refined, won */
 } mpitopo__ptram_stats_t;
 
 /* Parse "w=1,1,1,1:k=8:part=auto:rounds=10:blind:norm:strict" (args NULL: the
