@@ -58,6 +58,20 @@ static int end_of(const mpitopo__coll_dist_t *d, int node_unit)
     return d->end_node ? d->end_node[node_unit] : node_unit;
 }
 
+/* Channels of the route between two end nodes of a torus or mesh, without
+ * building it: dimension-order routing takes, in every dimension, the
+ * shorter way round (a torus) or the straight one (a mesh). */
+static int grid_hops(const mpitopo_network_t *net, int a, int b)
+{
+    int hops = 0;
+    for (int i = 0; i < net->ndims; i++) {
+        int64_t k = net->dims[i], ca = a / net->stride[i] % k, cb = b / net->stride[i] % k;
+        int64_t fwd = (cb - ca + k) % k;
+        hops += (int)(net->torus ? (fwd <= k - fwd ? fwd : k - fwd) : (ca < cb ? cb - ca : ca - cb));
+    }
+    return hops;
+}
+
 int mpitopo__coll_distance(const mpitopo__coll_dist_t *d, int leaf_a, int leaf_b)
 {
     const mpitopo_machine_t *m = d->machine;
@@ -70,6 +84,8 @@ int mpitopo__coll_distance(const mpitopo__coll_dist_t *d, int leaf_a, int leaf_b
     int base = m->nlevels - m->node_level;
     if (ea == eb)
         return base;
+    if (d->network->kind == MPITOPO__NET_GRID)
+        return base + grid_hops(d->network, ea, eb);
     int64_t stack[STACK_ROUTE];
     int64_t *ch = d->network->max_route <= STACK_ROUTE
                       ? stack
@@ -112,6 +128,12 @@ typedef struct finder {
     int ngl;
     int *gof[MPITOPO_MAX_LEVELS], *gcount[MPITOPO_MAX_LEVELS], *gfirst[MPITOPO_MAX_LEVELS];
     int *gcur[MPITOPO_MAX_LEVELS], *members[MPITOPO_MAX_LEVELS];
+    /* A torus or mesh whose node units sit on distinct end nodes: the unit
+     * on each end node (-1: none), and per dimension the largest distance
+     * and its suffix sums; the closest node is searched shell by shell of
+     * hops around the reference (see closest_grid). */
+    int *unit_of_end;
+    int maxd[MPITOPO_MAX_DIMS + 1], reach[MPITOPO_MAX_DIMS + 1];
 } finder_t;
 
 struct pair {
@@ -138,6 +160,7 @@ static void finder_free(finder_t *f)
     mpitopo__free(f->best);
     mpitopo__free(f->best_hops);
     mpitopo__free(f->route);
+    mpitopo__free(f->unit_of_end);
     for (int j = 0; j < MPITOPO_MAX_LEVELS; j++) {
         mpitopo__free(f->gof[j]);
         mpitopo__free(f->gcount[j]);
@@ -210,6 +233,33 @@ static int finder_groups_init(finder_t *f)
     return MPITOPO_SUCCESS;
 }
 
+/* A torus or mesh: the unit on each end node, when no two share one (else
+ * the scan does it). */
+static int finder_grid_init(finder_t *f)
+{
+    const mpitopo_network_t *net = f->d->network;
+    int nn = f->m->nunits[f->m->node_level];
+    f->unit_of_end = mpitopo__malloc_array((size_t)net->nnodes, sizeof *f->unit_of_end);
+    if (!f->unit_of_end)
+        return MPITOPO_NOMEM("the units of the end nodes");
+    for (int e = 0; e < net->nnodes; e++)
+        f->unit_of_end[e] = -1;
+    for (int u = 0; u < nn; u++) {
+        if (f->unit_of_end[end_of(f->d, u)] >= 0) {
+            mpitopo__free(f->unit_of_end);
+            f->unit_of_end = NULL;
+            return MPITOPO_SUCCESS;
+        }
+        f->unit_of_end[end_of(f->d, u)] = u;
+    }
+    f->reach[net->ndims] = 0;
+    for (int i = net->ndims - 1; i >= 0; i--) {
+        f->maxd[i] = net->torus ? net->dims[i] / 2 : net->dims[i] - 1;
+        f->reach[i] = f->reach[i + 1] + f->maxd[i];
+    }
+    return MPITOPO_SUCCESS;
+}
+
 /* The network part: the list of node units with candidates, the caches. */
 static int finder_net_init(finder_t *f)
 {
@@ -240,7 +290,9 @@ static int finder_net_init(finder_t *f)
             f->head = u;
         last = u;
     }
-    return f->d->network->kind == MPITOPO__NET_FATTREE ? finder_groups_init(f) : MPITOPO_SUCCESS;
+    if (f->d->network->kind == MPITOPO__NET_FATTREE)
+        return finder_groups_init(f);
+    return f->d->network->kind == MPITOPO__NET_GRID ? finder_grid_init(f) : MPITOPO_SUCCESS;
 }
 
 static int finder_init(finder_t *f, const mpitopo__coll_dist_t *d, int p, const int *leaf_of_rank)
@@ -329,6 +381,48 @@ static int lowest_free(finder_t *f, int l, int u)
  * the lowest: the cached one while it has free leaves, else a scan of the
  * free nodes in increasing order that stops at the first one no farther
  * than the cached distance or the floor (nothing free can be closer). */
+/* The lowest unit with free leaves on an end node exactly rem hops from
+ * `node` counting dimensions i.. only (node's coordinates there are the
+ * reference's), into *best. */
+static void grid_shell(const finder_t *f, int i, int rem, int64_t node, int *best)
+{
+    const mpitopo_network_t *net = f->d->network;
+    if (rem > f->reach[i])
+        return;
+    if (i == net->ndims) {
+        int v = f->unit_of_end[node];
+        if (v >= 0 && f->count[f->m->node_level][v] > 0 && (*best < 0 || v < *best))
+            *best = v;
+        return;
+    }
+    int64_t k = net->dims[i], st = net->stride[i], c = node / st % k;
+    for (int t = 0; t <= rem && t <= f->maxd[i]; t++) {
+        int64_t up = net->torus ? (c + t) % k : c + t, down = net->torus ? (c - t + k) % k : c - t;
+        if (up < k)
+            grid_shell(f, i + 1, rem - t, node + (up - c) * st, best);
+        if (t > 0 && down >= 0 && down != up)
+            grid_shell(f, i + 1, rem - t, node + (down - c) * st, best);
+    }
+}
+
+/* The free node fewest hops from u in a torus or mesh, lowest on ties: the
+ * shells of 1, 2, .. hops around u's end node (from the cached distance:
+ * nothing free is closer), each whole, until one holds a free node. */
+static int closest_grid(finder_t *f, int u)
+{
+    int eu = end_of(f->d, u);
+    for (int r = f->best[u] >= 0 ? f->best_hops[u] : 1; r <= f->reach[0]; r++) {
+        int best = -1;
+        grid_shell(f, 0, r, eu, &best);
+        if (best >= 0) {
+            f->best[u] = best;
+            f->best_hops[u] = r;
+            return best;
+        }
+    }
+    return -1; /* not reached: a free node exists */
+}
+
 static int closest_node(finder_t *f, int u)
 {
     const mpitopo_machine_t *m = f->m;
@@ -347,11 +441,15 @@ static int closest_node(finder_t *f, int u)
         return f->head; /* parts at the top: the lowest free node */
     if (f->best[u] >= 0 && f->count[nl][f->best[u]] > 0)
         return f->best[u];
+    if (f->unit_of_end)
+        return closest_grid(f, u);
     int bound = f->best[u] >= 0 && f->best_hops[u] > f->lb ? f->best_hops[u] : f->lb;
     int eu = end_of(f->d, u), bestv = -1, besth = INT_MAX;
     for (int v = f->head; v >= 0; v = f->next[v]) {
         int ev = end_of(f->d, v);
-        int h = ev == eu ? 0 : mpitopo__network_route(f->d->network, eu, ev, f->route);
+        int h = ev == eu                                    ? 0
+                : f->d->network->kind == MPITOPO__NET_GRID ? grid_hops(f->d->network, eu, ev)
+                                                            : mpitopo__network_route(f->d->network, eu, ev, f->route);
         if (h < besth) {
             besth = h;
             bestv = v;

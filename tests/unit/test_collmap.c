@@ -208,14 +208,14 @@ static void matches_linear_scan_under_networks(void **state)
 {
     (void)state;
     static const char *const nets[] = {"fattree:2;4,4;1,2;1,1", "torus:4x4", "mesh:3x5", "dragonfly:2,4,2",
-                                       "ktree:2,3", "hhc:3"};
+                                       "ktree:2,3", "hhc:3", "torus:3x2x4", "mesh:2x7", "torus:5x1x3"};
     int rounds = UNIT_SANITIZED ? 1 : 3;
     for (int round = 0; round < rounds; round++)
         for (int p = 1; p <= 130; p++) {
             char desc[128], what[384];
             mpitopo_machine_t *m = random_machine(p, 1, desc, sizeof desc);
             mpitopo_network_t *net = NULL;
-            const char *nd = nets[rnd(6)];
+            const char *nd = nets[rnd(9)];
             OK(mpitopo_network_from_string(nd, &net));
             int nnodes, nend, node_level;
             mpitopo_machine_node_level(m, &node_level);
@@ -231,9 +231,20 @@ static void matches_linear_scan_under_networks(void **state)
             snprintf(what, sizeof what, "machine \"%s\", network %s, %s launch", desc, nd, kind);
             const mpitopo__coll_dist_t d = {m, net, end};
             check_against_reference(&d, p, leaf, what);
-            if (nnodes <= nend) { /* end_node NULL: node u on end node u */
+            if (nnodes <= nend) { /* end_node NULL: node u on end node u; a random injective map */
                 const mpitopo__coll_dist_t d0 = {m, net, NULL};
                 check_against_reference(&d0, p, leaf, what);
+                int *perm = malloc((size_t)nend * sizeof *perm);
+                for (int e = 0; e < nend; e++)
+                    perm[e] = e;
+                for (int e = nend - 1; e > 0; e--) {
+                    int j = rnd(e + 1), t = perm[e];
+                    perm[e] = perm[j];
+                    perm[j] = t;
+                }
+                const mpitopo__coll_dist_t d1 = {m, net, perm};
+                check_against_reference(&d1, p, leaf, what);
+                free(perm);
             }
             free(leaf);
             free(end);
