@@ -61,6 +61,13 @@ extern "C" {
    "gpu-default"  the launch placement (options->launch, block when NULL) and
                   GPU = local rank on the node mod GPUs per node.
    @endverbatim
+ * Alg. 5.1 is the thesis's greedy (ties: lowest process, lowest PE;
+ * symmetric volumes); MAGC runs it as stated and in three variants (each
+ * process's inter-node traffic loaded on the way to the node's root; ties
+ * among PEs by least added congestion), keeps the least congested, the
+ * thesis's on ties, then tries pairwise exchanges of PEs and keeps them
+ * where they lower the congestion.
+ *
  * A process always gets a GPU of its own node: gpu_of_proc[p] is a local
  * index on the node of leaf_of_proc[p]. When a node holds more processes
  * than GPUs, the default assignment is used there (GPUs shared, local rank
@@ -101,19 +108,22 @@ MPITOPO_API int mpitopo_gpus_from_string(const char *desc, mpitopo_gpus_t **gpus
  * packages (or NUMA nodes when there is no package), and PCI bridges above
  * more than one GPU (PCIe switches); a link's bandwidth is hwloc's PCI link
  * speed of the object below it, or 16 GB/s for a PCI object without one
- * and 38 GB/s for a package. When the XML holds an NVLinkBandwidth
- * distances matrix (hwloc's NVML backend), GPUs that reach each other by
- * NVLink (directly or through NVSwitches) are modelled by their NVLink
- * bandwidth: a group of GPUs all joined through NVSwitches (a DGX-2
- * baseboard) is one vertex "nvswitch" whose link to each GPU has that
- * GPU's total NVLink bandwidth; pairs joined directly (POWER8 NVLink) form
- * an "nvlink" vertex above the pair. NVLink vertices sit just above the
- * GPUs, so traffic between GPUs of one NVLink group never crosses PCIe.
+ * and 38 GB/s for a package. Compute GPUs only: display devices (hwloc's
+ * DRM "card0") do not count. When the topology holds hwloc's
+ * NVLinkBandwidth distances (NVML backend): GPUs joined through NVSwitches
+ * (a DGX-2) keep the PCIe shape, but each GPU's own link gets its total
+ * NVSwitch bandwidth (150 GB/s on a DGX-2) and every link above GPUs that
+ * all belong to the fabric never congests (a tree cannot hold the
+ * all-to-all fabric, which is non-blocking: only the GPUs' own NVLink ports
+ * can congest); two GPUs under one vertex joined directly (POWER8) get a
+ * vertex "nvlink" above the pair, their links the pair's NVLink bandwidth,
+ * the nvlink vertex's link the sum of their NVLink bandwidths to the
+ * package.
  * @param[in] xml_path path of an hwloc XML export, or NULL for this host
  * @param[out] gpus the tree, released with mpitopo_gpus_destroy()
  * @retval MPITOPO_SUCCESS on success
- * @retval MPITOPO_ERR_ARG NULL gpus, or no GPU in the topology (the message
- *         names the file)
+ * @retval MPITOPO_ERR_ARG NULL gpus, or no compute GPU in the topology (the
+ *         message names the file: "no GPU in FILE")
  * @retval MPITOPO_ERR_HWLOC hwloc failed to read or load the topology
  * @retval MPITOPO_ERR_NOMEM out of memory
  */
@@ -123,7 +133,9 @@ MPITOPO_API int mpitopo_gpus_from_hwloc(const char *xml_path, mpitopo_gpus_t **g
  * @brief Build a GPU tree from a description or an hwloc XML file.
  *
  * A string ending in ".xml", or naming an existing file, is read with
- * mpitopo_gpus_from_hwloc(); anything else with mpitopo_gpus_from_string().
+ * mpitopo_gpus_from_hwloc(); "pcie:FILE" (FILE ending in ".xml" or an
+ * existing file) reads FILE's PCIe tree with its PCI link speeds and
+ * ignores NVLink; anything else is read with mpitopo_gpus_from_string().
  * @param[in] desc_or_xml a description or a path
  * @param[out] gpus the tree, released with mpitopo_gpus_destroy()
  * @retval MPITOPO_SUCCESS on success
@@ -187,8 +199,7 @@ MPITOPO_API int mpitopo_gpus_describe(const mpitopo_gpus_t *gpus, char *buf, siz
  *             index of each process on its node, in [0, g)
  * @retval MPITOPO_SUCCESS on success
  * @retval MPITOPO_ERR_ARG NULL pointers, patterns of different sizes (both
- *         named), more processes than leaves, no "node" level, nodes of
- *         different sizes
+ *         named), more processes than leaves, no "node" level
  * @retval MPITOPO_ERR_NOT_FOUND unknown spec
  * @retval MPITOPO_ERR_UNSUPPORTED "magc:scotch" without Scotch
  * @retval MPITOPO_ERR_NOMEM out of memory

@@ -333,7 +333,7 @@ static int phase2(const ctx_t *c, const mpitopo_map_options_t *opt, int *leaf)
     int *pe_of = mpitopo__malloc_array((size_t)kmax + 1, sizeof *pe_of);
     int rc = vol && off && pe_of ? MPITOPO_SUCCESS : MPITOPO_NOMEM("phase 2 work arrays");
     for (int v = 0; v < c->nnodes && !rc; v++) {
-        int k = c->node_start[v + 1] - c->node_start[v], first;
+        int k = c->node_start[v + 1] - c->node_start[v], first = 0;
         if (k == 0)
             continue;
         mpitopo__ptree_t t;
