@@ -47,6 +47,7 @@ typedef struct stage {
     int n;
     int *src, *dst;
     double *bytes;
+    int *exit, *level; /* per message: the unit it leaves (-1: none) and its level */
 } stage_t;
 
 static int leaf_of_new(const cost_ctx_t *c, int j)
@@ -71,25 +72,21 @@ static int exit_unit(const cost_ctx_t *c, int a, int b, int *level)
 
 static double stage_cost(cost_ctx_t *c, const stage_t *st)
 {
-    int l;
     for (int i = 0; i < st->n; i++) {
-        int u = exit_unit(c, st->src[i], st->dst[i], &l);
-        if (u >= 0)
-            c->count[l][u]++;
+        st->exit[i] = exit_unit(c, st->src[i], st->dst[i], &st->level[i]);
+        if (st->exit[i] >= 0)
+            c->count[st->level[i]][st->exit[i]]++;
     }
     double worst = 0;
     for (int i = 0; i < st->n; i++) {
-        int u = exit_unit(c, st->src[i], st->dst[i], &l);
-        if (u < 0)
+        if (st->exit[i] < 0)
             continue;
         double dist = mpitopo__coll_distance(c->d, leaf_of_new(c, st->src[i]), leaf_of_new(c, st->dst[i]));
-        worst = fmax(worst, dist * (1.0 + c->count[l][u] * st->bytes[i] / 1024.0));
+        worst = fmax(worst, dist * (1.0 + c->count[st->level[i]][st->exit[i]] * st->bytes[i] / 1024.0));
     }
-    for (int i = 0; i < st->n; i++) {
-        int u = exit_unit(c, st->src[i], st->dst[i], &l);
-        if (u >= 0)
-            c->count[l][u] = 0;
-    }
+    for (int i = 0; i < st->n; i++)
+        if (st->exit[i] >= 0)
+            c->count[st->level[i]][st->exit[i]] = 0;
     return worst;
 }
 
@@ -161,9 +158,13 @@ int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, i
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "alg = %d is not an algorithm", (int)alg);
     const mpitopo_machine_t *m = d->machine;
     cost_ctx_t c = {d, leaf_of_rank, old_of_new, {NULL}};
-    stage_t st = {0, mpitopo__malloc_array((size_t)p, sizeof(int)), mpitopo__malloc_array((size_t)p, sizeof(int)),
-                  mpitopo__malloc_array((size_t)p, sizeof(double))};
-    int rc = st.src && st.dst && st.bytes ? MPITOPO_SUCCESS : MPITOPO_NOMEM("a stage");
+    stage_t st = {0,
+                  mpitopo__malloc_array((size_t)p, sizeof(int)),
+                  mpitopo__malloc_array((size_t)p, sizeof(int)),
+                  mpitopo__malloc_array((size_t)p, sizeof(double)),
+                  mpitopo__malloc_array((size_t)p, sizeof(int)),
+                  mpitopo__malloc_array((size_t)p, sizeof(int))};
+    int rc = st.src && st.dst && st.bytes && st.exit && st.level ? MPITOPO_SUCCESS : MPITOPO_NOMEM("a stage");
     for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++)
         if (!(c.count[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *c.count[l])))
             rc = MPITOPO_NOMEM("the message counts");
@@ -174,5 +175,7 @@ int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, i
     mpitopo__free(st.src);
     mpitopo__free(st.dst);
     mpitopo__free(st.bytes);
+    mpitopo__free(st.exit);
+    mpitopo__free(st.level);
     return rc;
 }
