@@ -484,6 +484,42 @@ static void test_magc_thesis(void **state)
     assert_true(lower >= 20);
 }
 
+/* Phase 1 under a network: ptram places the processes on the nodes. */
+static void test_magc_network(void **state)
+{
+    (void)state;
+    mpitopo_network_t *net = NULL;
+    OK(mpitopo_network_from_string("ktree:4,2", &net));
+    mpitopo_machine_t *flat = NULL, *m = NULL;
+    OK(mpitopo_machine_from_string("node:4 socket:2 core:4", &flat));
+    OK(mpitopo_network_machine(net, flat, NULL, &m, NULL));
+    mpitopo_gpus_t *g = gpus_of(CLUSTER_B);
+    mpitopo_pattern_t *cpu = NULL, *gpu = NULL;
+    OK(mpitopo_pattern_from_string("cart:2x4x4:weights=3,1,1:bytes=1048576", &cpu));
+    OK(mpitopo_pattern_from_string("alltoall:2x4x4:1,0,0:bytes=1048576", &gpu));
+    int leaf[32], dev[32], leaf2[32], dev2[32];
+    double mc[3];
+    const char *specs[] = {"gpu-default", "strategy2", "magc"};
+    for (int s = 0; s < 3; s++) {
+        OK(mpitopo_map_gpu(specs[s], m, net, NULL, g, cpu, gpu, NULL, leaf, dev));
+        OK(mpitopo_mapping_check(m, 32, leaf));
+        OK(mpitopo_gpu_metrics(m, g, gpu, leaf, dev, &mc[s], NULL));
+        OK(mpitopo_map_gpu(specs[s], m, net, NULL, g, cpu, gpu, NULL, leaf2, dev2));
+        assert_memory_equal(leaf, leaf2, sizeof leaf);
+        assert_memory_equal(dev, dev2, sizeof dev);
+        for (int p = 0; p < 32; p++)
+            assert_true(dev[p] >= 0 && dev[p] < 8);
+    }
+    assert_true(mc[2] <= mc[0]);
+    assert_true(mc[2] <= mc[1]);
+    mpitopo_pattern_destroy(&cpu);
+    mpitopo_pattern_destroy(&gpu);
+    mpitopo_gpus_destroy(&g);
+    mpitopo_machine_destroy(&m);
+    mpitopo_machine_destroy(&flat);
+    mpitopo_network_destroy(&net);
+}
+
 static void test_magc_errors(void **state)
 {
     (void)state;
@@ -585,7 +621,7 @@ int main(void)
         cmocka_unit_test(test_x86),          cmocka_unit_test(test_alg51_small),
         cmocka_unit_test(test_alg51_hand),   cmocka_unit_test(test_metrics_hand),
         cmocka_unit_test(test_magc_thesis),  cmocka_unit_test(test_magc_errors),
-        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_magc_network), cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
