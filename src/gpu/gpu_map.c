@@ -250,12 +250,10 @@ static int tree_machine(const mpitopo__ptree_t *t, mpitopo_machine_t **m, int *l
     int *paths = mpitopo__calloc((size_t)t->npe * (size_t)depth, sizeof *paths);
     if (!paths)
         return MPITOPO_NOMEM("a PE tree's paths");
-    for (int i = 0; i < t->npe; i++) {
-        int x = t->pe_vertex[i], d = t->depth[x];
-        for (; x > 0; x = t->parent[x])
+    /* Levels below a shallow PE keep label 0: a single child each. */
+    for (int i = 0; i < t->npe; i++)
+        for (int x = t->pe_vertex[i]; x > 0; x = t->parent[x])
             paths[(size_t)i * (size_t)depth + (size_t)(t->depth[x] - 1)] = x;
-        (void)d; /* levels below a shallow PE keep label 0: one child */
-    }
     int rc = mpitopo_machine_from_paths(depth, np, cost, t->npe, paths, m, leaf_of_pe);
     mpitopo__free(paths);
     return rc;
