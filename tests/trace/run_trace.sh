@@ -63,6 +63,14 @@ if [ "$expected" = unwritable ]; then
     echo "PASS $name"
     exit 0
 fi
+if [ -n "${TRACE_CUDART:-}" ] && [ ! -e "$TRACE_CUDART" ]; then
+    # A runtime that cannot be loaded: one line from rank 0, then CPU only.
+    n=$(grep -c "^mpitopo trace: MPITOPO_CUDART=$TRACE_CUDART: " "$TRACE_DIR/$name.err" || true)
+    if [ "$n" != 1 ]; then
+        echo "FAIL $name: expected one 'MPITOPO_CUDART=' line on stderr, got $n"
+        exit 1
+    fi
+fi
 if [ -n "$gpu_expected" ]; then
     "$TRACE_CHECK" "$name" "$file" "$expected" >/dev/null ||
         { "$TRACE_CHECK" "$name (CPU pattern)" "$file" "$expected"; exit 1; }
