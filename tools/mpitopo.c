@@ -545,16 +545,31 @@ static void free_gpu_inputs(void)
     mpitopo_pattern_destroy(&eval_gpu_pattern);
 }
 
+/* Whether --pattern is a collective's ("coll:..."): the collective-aware
+ * mappers (rdmh, rmh, bbmh, bgmh) join the default list only then. */
+static int eval_coll_pattern;
+
+static int is_coll_mapper(const char *name)
+{
+    /* By the registered list: mpitopo_mapper_find would set the last error,
+     * which the caller may still print. */
+    for (int i = 0; i < mpitopo_mapper_count(); i++)
+        if (!strcmp(mpitopo_mapper_at(i)->name, name))
+            return strncmp(mpitopo_mapper_at(i)->summary, "collective-aware", 16) == 0;
+    return 0;
+}
+
 /* Split the comma-separated mapper list (or all mappers that apply to the
- * pattern, the network-aware ones only under --network; none for "none")
- * into specs. */
+ * pattern, the network-aware ones only under --network, the collective-aware
+ * ones only for a collective's pattern; none for "none") into specs. */
 static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
 {
     *n = 0;
     if (!list) {
         for (int i = 0; i < mpitopo_mapper_count() && *n < MAX_MAPPERS; i++)
             if ((is_cart || !mpitopo_mapper_at(i)->needs_cart) &&
-                (eval_network || strncmp(mpitopo_mapper_at(i)->summary, "needs a network", 15) != 0))
+                (eval_network || strncmp(mpitopo_mapper_at(i)->summary, "needs a network", 15) != 0) &&
+                (eval_coll_pattern || !is_coll_mapper(mpitopo_mapper_at(i)->name)))
                 snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
         return 0;
     }
@@ -616,6 +631,7 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
     char specs[MAX_MAPPERS][64];
     int is_cart = 0;
     mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
+    eval_coll_pattern = strncmp(a->c.pattern, "coll:", 5) == 0;
     if (mapper_specs(a->mappers, is_cart, specs, nresults))
         return 1;
     if (*nresults == 0 && a->nmappings == 0)
@@ -643,9 +659,10 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
         rc = eval_network ? mpitopo_map_network(specs[i], machine, eval_network, NULL, pattern, &opt, leaves,
                                                 &r->kept_launch)
                           : mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
-        if (rc == MPITOPO_ERR_RANGE && !a->mappers) {
-            /* A mapper of the default list beyond its size limit is left
-             * out, saying so; one the user named is an error. */
+        if (!a->mappers && (rc == MPITOPO_ERR_RANGE || (rc == MPITOPO_ERR_ARG && is_coll_mapper(specs[i])))) {
+            /* A mapper of the default list beyond its size limit (or rdmh
+             * on a process count not a power of two) is left out, saying
+             * so; one the user named is an error. */
             fprintf(stderr, "mpitopo: %s left out: %s\n", specs[i], mpitopo_last_error());
             continue;
         }
