@@ -130,6 +130,50 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_startall(int count, MPI_Request requests[]
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_raise(const char *func, MPI_Comm comm, int mpi_class,
                                             const char *why);
 
+/* shim_coll.c: whether MPITOPO_COLL asks for routing (read once; 0 under
+ * MPITOPO_DISABLE), and whether a call goes to mpitopo (the library's
+ * mpitopo_coll_handles; counted when it does). which: an
+ * MPITOPO_COLL_OP_* value. Local. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_coll_enabled(void);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_coll_takes(int which, MPI_Comm comm, MPI_Datatype sendtype,
+                                                 MPI_Datatype recvtype, MPI_Op op);
+
+/* shim_coll.c: MPI_Allgather, MPI_Bcast, MPI_Gather, MPI_Allreduce and
+ * their MPI_I* forms as the C bindings run them (routed to mpitopo and
+ * counted, or MPI's own; the nonblocking ones stay MPI's own while a
+ * Fortran binding passes the call to MPI); shared with the Fortran
+ * bindings. Same arguments and results as the MPI functions. */
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_allgather(const void *sendbuf, int sendcount,
+                                                MPI_Datatype sendtype, void *recvbuf,
+                                                int recvcount, MPI_Datatype recvtype,
+                                                MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_iallgather(const void *sendbuf, int sendcount,
+                                                 MPI_Datatype sendtype, void *recvbuf,
+                                                 int recvcount, MPI_Datatype recvtype,
+                                                 MPI_Comm comm, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_bcast(void *buffer, int count, MPI_Datatype datatype,
+                                            int root, MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_ibcast(void *buffer, int count, MPI_Datatype datatype,
+                                             int root, MPI_Comm comm, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_gather(const void *sendbuf, int sendcount,
+                                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                             MPI_Datatype recvtype, int root, MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_igather(const void *sendbuf, int sendcount,
+                                              MPI_Datatype sendtype, void *recvbuf,
+                                              int recvcount, MPI_Datatype recvtype, int root,
+                                              MPI_Comm comm, MPI_Request *request);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_allreduce(const void *sendbuf, void *recvbuf, int count,
+                                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+MPITOPO_SHIM_HIDDEN int mpitopo__shim_iallreduce(const void *sendbuf, void *recvbuf, int count,
+                                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                                 MPI_Request *request);
+
+/* Exported (documented in README.md): how many of MPI_Allgather, MPI_Bcast,
+ * MPI_Gather, MPI_Allreduce and their nonblocking forms this process has
+ * routed to mpitopo so far (MPITOPO_COLL), for tests and for users who want
+ * to check that the setting took. Look it up with dlsym. Thread safe. */
+MPITOPO_SHIM_EXPORT long mpitopo_shim_coll_calls(void);
+
 /* Exported (documented in README.md): how many neighbourhood collectives
  * (blocking, nonblocking, and persistent ones once, at their _init call)
  * this process has routed to mpitopo so far, for tests and for users who

@@ -1232,3 +1232,213 @@ SHIM_F77_NAMES(F_WAITANY, mpi_waitany, MPI_WAITANY)
 SHIM_F77_NAMES(F_TESTANY, mpi_testany, MPI_TESTANY)
 SHIM_F77_NAMES(F_WAITSOME, mpi_waitsome, MPI_WAITSOME)
 SHIM_F77_NAMES(F_TESTSOME, mpi_testsome, MPI_TESTSOME)
+
+/*
+ * Collectives on reordered communicators (MPITOPO_COLL; see shim_coll.c):
+ * MPI_ALLGATHER, MPI_BCAST, MPI_GATHER, MPI_ALLREDUCE and their
+ * nonblocking MPI_I* forms of mpif.h and `use mpi`. Open MPI's
+ * mpi_allgather_ ends in the C PMPI_Allgather, so only a Fortran symbol of
+ * the shim can route it; MPICH's ends in the C MPI_Allgather. With
+ * MPITOPO_COLL off (or MPITOPO_DISABLE set), or a buffer that is Fortran's
+ * MPI_BOTTOM, the call is the MPI's own Fortran subroutine, unchanged (and
+ * the C bindings it may call pass a nonblocking call on too). Otherwise the
+ * handles are converted (a Fortran user operation stays one: MPI applies
+ * it), Fortran's MPI_IN_PLACE becomes C's, and the C binding's code runs:
+ * mpitopo's collective where the library handles the call, else the C
+ * PMPI_* with the converted arguments. A nonblocking call gives the
+ * Fortran value of its C request; the Fortran completion calls above
+ * complete a routed one. `use mpi_f08` is not routed (see "Neighbourhood
+ * collectives" above for why).
+ */
+
+typedef void (*f_pass6_t)(void *, void *, void *, void *, void *, void *);
+typedef void (*f_pass7_t)(void *, void *, void *, void *, void *, void *, void *);
+
+/* A Fortran buffer as C's: 1 with *c set (Fortran MPI_IN_PLACE becomes
+ * C's), 0 for MPI_BOTTOM (MPI's own call must take it). */
+static int f_coll_buf(void *f, void **c)
+{
+    pthread_once(&f_buffers_once, f_buffers_find);
+    const char *p = f;
+    *c = f;
+    if (p && ((f_buffers.in_place && p == f_buffers.in_place) ||
+              (f_buffers.mpipriv1 && p == f_buffers.mpipriv1 + sizeof(MPI_Fint)))) {
+        *c = MPI_IN_PLACE;
+        return 1;
+    }
+    return !f_special_buffer(f);
+}
+
+/* Whether the shim converts the call itself (else MPI's own subroutine). */
+static int f_coll_routes(void *sb, void **s, void *rb, void **r)
+{
+    int ok_s = f_coll_buf(sb, s), ok_r = f_coll_buf(rb, r);
+    return mpitopo__shim_coll_enabled() && ok_s && ok_r;
+}
+
+/* MPI_ALLGATHER (request NULL) and MPI_IALLGATHER. */
+static void f_allgather(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc,
+                        MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = request ? "MPI_Iallgather" : "MPI_Allgather";
+    void *s, *r;
+    if (!f_coll_routes(sb, &s, rb, &r)) {
+        if (request)
+            F_PASS(next, comm, func, ierr, f_pass9_t, sb, sc, st, rb, rc, rt, comm, request, ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass8_t, sb, sc, st, rb, rc, rt, comm, ierr);
+        return;
+    }
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Datatype cs = PMPI_Type_f2c(*st), cr = PMPI_Type_f2c(*rt);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int code = request ? mpitopo__shim_iallgather(s, (int)*sc, cs, r, (int)*rc, cr, c, &q)
+                       : mpitopo__shim_allgather(s, (int)*sc, cs, r, (int)*rc, cr, c);
+    f_give(request, q, code, ierr);
+}
+
+/* MPI_BCAST and MPI_IBCAST. */
+static void f_bcast(void *next, void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root,
+                    MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = request ? "MPI_Ibcast" : "MPI_Bcast";
+    void *b, *unused;
+    if (!f_coll_routes(buf, &b, NULL, &unused) || b == MPI_IN_PLACE) {
+        if (request)
+            F_PASS(next, comm, func, ierr, f_pass7_t, buf, count, type, root, comm, request, ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass6_t, buf, count, type, root, comm, ierr);
+        return;
+    }
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Datatype t = PMPI_Type_f2c(*type);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int code = request ? mpitopo__shim_ibcast(b, (int)*count, t, (int)*root, c, &q)
+                       : mpitopo__shim_bcast(b, (int)*count, t, (int)*root, c);
+    f_give(request, q, code, ierr);
+}
+
+/* MPI_GATHER and MPI_IGATHER. */
+static void f_gather(void *next, void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc,
+                     MPI_Fint *rt, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request,
+                     MPI_Fint *ierr)
+{
+    const char *func = request ? "MPI_Igather" : "MPI_Gather";
+    void *s, *r;
+    if (!f_coll_routes(sb, &s, rb, &r)) {
+        if (request)
+            F_PASS(next, comm, func, ierr, f_pass10_t, sb, sc, st, rb, rc, rt, root, comm,
+                   request, ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass9_t, sb, sc, st, rb, rc, rt, root, comm, ierr);
+        return;
+    }
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Datatype cs = PMPI_Type_f2c(*st), cr = PMPI_Type_f2c(*rt);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int code = request
+                   ? mpitopo__shim_igather(s, (int)*sc, cs, r, (int)*rc, cr, (int)*root, c, &q)
+                   : mpitopo__shim_gather(s, (int)*sc, cs, r, (int)*rc, cr, (int)*root, c);
+    f_give(request, q, code, ierr);
+}
+
+/* MPI_ALLREDUCE and MPI_IALLREDUCE. */
+static void f_allreduce(void *next, void *sb, void *rb, MPI_Fint *count, MPI_Fint *type,
+                        MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    const char *func = request ? "MPI_Iallreduce" : "MPI_Allreduce";
+    void *s, *r;
+    if (!f_coll_routes(sb, &s, rb, &r)) {
+        if (request)
+            F_PASS(next, comm, func, ierr, f_pass8_t, sb, rb, count, type, op, comm, request,
+                   ierr);
+        else
+            F_PASS(next, comm, func, ierr, f_pass7_t, sb, rb, count, type, op, comm, ierr);
+        return;
+    }
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    MPI_Datatype t = PMPI_Type_f2c(*type);
+    MPI_Op o = PMPI_Op_f2c(*op);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int code = request ? mpitopo__shim_iallreduce(s, r, (int)*count, t, o, c, &q)
+                       : mpitopo__shim_allreduce(s, r, (int)*count, t, o, c);
+    f_give(request, q, code, ierr);
+}
+
+#define F_ALLGATHER_SUB(name)                                                                  \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *);                                                                     \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_allgather(next, sb, sc, st, rb, rc, rt, comm, NULL, ierr);                           \
+    }
+#define F_IALLGATHER_SUB(name)                                                                 \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *);                                                         \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_allgather(next, sb, sc, st, rb, rc, rt, comm, request, ierr);                        \
+    }
+#define F_BCAST_SUB(name)                                                                      \
+    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);             \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,      \
+              MPI_Fint *ierr)                                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_bcast(next, buf, count, type, root, comm, NULL, ierr);                               \
+    }
+#define F_IBCAST_SUB(name)                                                                     \
+    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *); \
+    void name(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,      \
+              MPI_Fint *request, MPI_Fint *ierr)                                               \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_bcast(next, buf, count, type, root, comm, request, ierr);                            \
+    }
+#define F_GATHER_SUB(name)                                                                     \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *);                                                         \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_gather(next, sb, sc, st, rb, rc, rt, root, comm, NULL, ierr);                        \
+    }
+#define F_IGATHER_SUB(name)                                                                    \
+    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
+              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)               \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_gather(next, sb, sc, st, rb, rc, rt, root, comm, request, ierr);                     \
+    }
+#define F_ALLREDUCE_SUB(name)                                                                  \
+    void name(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);     \
+    void name(void *sb, void *rb, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,               \
+              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_allreduce(next, sb, rb, count, type, op, comm, NULL, ierr);                          \
+    }
+#define F_IALLREDUCE_SUB(name)                                                                 \
+    void name(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
+              MPI_Fint *);                                                                     \
+    void name(void *sb, void *rb, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,               \
+              MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
+    {                                                                                          \
+        F_NEXT(name);                                                                          \
+        f_allreduce(next, sb, rb, count, type, op, comm, request, ierr);                       \
+    }
+SHIM_F77_NAMES(F_ALLGATHER_SUB, mpi_allgather, MPI_ALLGATHER)
+SHIM_F77_NAMES(F_IALLGATHER_SUB, mpi_iallgather, MPI_IALLGATHER)
+SHIM_F77_NAMES(F_BCAST_SUB, mpi_bcast, MPI_BCAST)
+SHIM_F77_NAMES(F_IBCAST_SUB, mpi_ibcast, MPI_IBCAST)
+SHIM_F77_NAMES(F_GATHER_SUB, mpi_gather, MPI_GATHER)
+SHIM_F77_NAMES(F_IGATHER_SUB, mpi_igather, MPI_IGATHER)
+SHIM_F77_NAMES(F_ALLREDUCE_SUB, mpi_allreduce, MPI_ALLREDUCE)
+SHIM_F77_NAMES(F_IALLREDUCE_SUB, mpi_iallreduce, MPI_IALLREDUCE)

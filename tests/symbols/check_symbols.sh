@@ -49,7 +49,7 @@ while IFS= read -r lib; do
         ;;
     libmpitopo_shim.so | libmpitopo_trace.so)
         allowed='(MPI|PMPI|mpi|pmpi)_[A-Za-z0-9_]+'
-        [ "$name" = libmpitopo_shim.so ] && allowed="$allowed|mpitopo_shim_neighbor_calls"
+        [ "$name" = libmpitopo_shim.so ] && allowed="$allowed|mpitopo_shim_neighbor_calls|mpitopo_shim_coll_calls"
         extra=$(grep -vxE "$allowed" "$tmp/syms" || true)
         [ -z "$extra" ] || bad "$name exports names that are not MPI's:" $extra
         grep -qE '^MPI_' "$tmp/syms" || bad "$name exports no MPI_* function"
