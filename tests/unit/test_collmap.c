@@ -188,7 +188,7 @@ static void check_against_reference(const mpitopo__coll_dist_t *d, int p, const 
 static void matches_linear_scan_on_trees(void **state)
 {
     (void)state;
-    int rounds = UNIT_SANITIZED ? 1 : 3;
+    int rounds = UNIT_SANITIZED ? 2 : 8;
     for (int round = 0; round < rounds; round++)
         for (int p = 1; p <= 130; p++) {
             char desc[128], what[256];
@@ -208,14 +208,15 @@ static void matches_linear_scan_under_networks(void **state)
 {
     (void)state;
     static const char *const nets[] = {"fattree:2;4,4;1,2;1,1", "torus:4x4", "mesh:3x5", "dragonfly:2,4,2",
-                                       "ktree:2,3", "hhc:3", "torus:3x2x4", "mesh:2x7", "torus:5x1x3"};
-    int rounds = UNIT_SANITIZED ? 1 : 3;
+                                       "ktree:2,3", "hhc:3", "torus:3x2x4", "mesh:2x7", "torus:5x1x3",
+                                       "fattree:3;2,3,2;1,2,2;1,2,1:nodes=10", "fattree:2;3,4;2,2;2,1", "gpc"};
+    int rounds = UNIT_SANITIZED ? 2 : 8;
     for (int round = 0; round < rounds; round++)
         for (int p = 1; p <= 130; p++) {
             char desc[128], what[384];
             mpitopo_machine_t *m = random_machine(p, 1, desc, sizeof desc);
             mpitopo_network_t *net = NULL;
-            const char *nd = nets[rnd(9)];
+            const char *nd = nets[rnd(12)];
             OK(mpitopo_network_from_string(nd, &net));
             int nnodes, nend, node_level;
             mpitopo_machine_node_level(m, &node_level);
