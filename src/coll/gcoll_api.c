@@ -196,6 +196,25 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     rc = mpitopo__gstate_order(s, calg, c.heur[MPITOPO__COLL_OP_ALLGATHER], 0, (double)rb, &o, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
+    if (c.alg[MPITOPO__COLL_OP_ALLGATHER] == MPITOPO__GA_AUTO) {
+        int pays;
+        if ((rc = mpitopo__gstate_hier_pays(s, o, (double)rb, &pays, func)) != MPITOPO_SUCCESS)
+            return rc;
+        if (pays) {
+            mpitopo__nbr_t *id;
+            if ((rc = mpitopo__gstate_ident(s, &id, func)))
+                return rc;
+            rc = mpitopo__gbuild_allgather_hier(id, s->node_of_rank, s->nnodes, p, s->rank, 1,
+                                                &in, &out, rb, &r, func);
+            if (rc != MPITOPO_SUCCESS)
+                return rc;
+            char note[128];
+            snprintf(note, sizeof note, "(cheaper than flat %s: cost %.4g < %.4g)",
+                     mpitopo__galg_name((mpitopo__galg_t)alg), s->hier_cost, s->flat_cost);
+            mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLGATHER, MPITOPO__GA_HIERB, NULL, note);
+            return run(r, request, func);
+        }
+    }
     gview_t v = view_of(s, o);
     rc = mpitopo__gbuild_allgather(&v, alg, order_of(&c, MPITOPO__COLL_OP_ALLGATHER), &in, &out,
                                    rb, &r, func);

@@ -39,6 +39,10 @@ typedef struct gstate {
     int nnodes;
     int last_alg[MPITOPO__COLL_NOPS], last_heur[MPITOPO__COLL_NOPS],
         last_reordered[MPITOPO__COLL_NOPS];
+    /* The last answer of mpitopo__gstate_hier_pays. */
+    int hier_valid, hier_pays;
+    double hier_bytes, hier_cost, flat_cost;
+    const struct gorder *hier_flat;
     unsigned char logged[64]; /* (op, alg, heuristic, reordered) lines printed */
 } gstate_t;
 
@@ -76,6 +80,12 @@ int mpitopo__gstate_nodes(gstate_t *s, const char *func);
  * heuristic, cost, split). bytes: the block size the cost is taken at. */
 int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double bytes,
                           gorder_t **out, const char *func);
+/* Whether the hierarchical allgather (binomial inside the nodes) is cheaper
+ * under the distance model than the flat order `flat` for blocks of `bytes`:
+ * only with several nodes of at least 2 processes each. Collective on first
+ * use (node numbers, machine); the answer is kept for the same bytes. */
+int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, int *pays,
+                              const char *func);
 /* Remember (for mpitopo__coll_last) and log at MPITOPO_VERBOSE=1 on rank 0,
  * once per communicator, operation, algorithm and outcome. */
 void mpitopo__gstate_log(gstate_t *s, int op, int alg, const gorder_t *o, const char *why);

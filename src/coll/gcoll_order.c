@@ -347,6 +347,105 @@ int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double b
     return MPITOPO_SUCCESS;
 }
 
+/* The largest cost over the nodes of a binomial tree inside each node. */
+static int per_node_cost(gstate_t *s, const mpitopo__coll_dist_t *d, const int *leaf,
+                         mpitopo__coll_alg_t alg, double bytes, int *members, int *lv,
+                         double *worst)
+{
+    *worst = 0;
+    for (int n = 0; n < s->nnodes; n++) {
+        int L = 0;
+        for (int r = 0; r < s->size; r++)
+            if (s->node_of_rank[r] == n)
+                members[L++] = r;
+        if (L < 2)
+            continue;
+        for (int j = 0; j < L; j++)
+            lv[j] = leaf[members[j]];
+        double c;
+        int rc = mpitopo__coll_cost(alg, d, L, lv, NULL, bytes, &c);
+        if (rc != MPITOPO_SUCCESS)
+            return rc;
+        if (c > *worst)
+            *worst = c;
+    }
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, int *pays,
+                              const char *func)
+{
+    *pays = 0;
+    if (s->hier_valid && s->hier_bytes == bytes && s->hier_flat == flat) {
+        *pays = s->hier_pays;
+        return MPITOPO_SUCCESS;
+    }
+    int rc = mpitopo__gstate_nodes(s, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int p = s->size, minl = p, maxl = 0;
+    int *cnt = mpitopo__calloc((size_t)s->nnodes + 3 * (size_t)p, sizeof(int));
+    if (!cnt)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d nodes", s->nnodes);
+    int *members = cnt + s->nnodes, *lv = members + p, *leaders = lv + p;
+    for (int r = 0; r < p; r++)
+        cnt[s->node_of_rank[r]]++;
+    for (int n = 0; n < s->nnodes; n++) {
+        minl = cnt[n] < minl ? cnt[n] : minl;
+        maxl = cnt[n] > maxl ? cnt[n] : maxl;
+    }
+    if (s->nnodes > 1 && minl > 1) {
+        const mpitopo_nodeinfo_t *ni;
+        const mpitopo_machine_t *m;
+        const int *leaf;
+        rc = mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf);
+        if (rc != MPITOPO_SUCCESS) {
+            mpitopo__free(cnt);
+            return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+        }
+        const mpitopo_network_t *net = NULL;
+        const int *end_node = NULL;
+        mpitopo__nodeinfo_network(ni, &net, &end_node);
+        mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
+        double cflat, cg, cb, cl;
+        rc = mpitopo__coll_cost((mpitopo__coll_alg_t)flat->alg, &d, p, leaf, flat->old_of_new,
+                                bytes, &cflat);
+        if (rc == MPITOPO_SUCCESS)
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_GATHER_BINOMIAL, bytes, members, lv,
+                               &cg);
+        if (rc == MPITOPO_SUCCESS)
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_BCAST_BINOMIAL, bytes * p, members,
+                               lv, &cb);
+        if (rc == MPITOPO_SUCCESS) {
+            /* Leaders: the lowest rank of each node. */
+            for (int n = 0; n < s->nnodes; n++)
+                leaders[n] = -1;
+            for (int r = 0; r < p; r++)
+                if (leaders[s->node_of_rank[r]] < 0)
+                    leaders[s->node_of_rank[r]] = r;
+            for (int n = 0; n < s->nnodes; n++)
+                lv[n] = leaf[leaders[n]];
+            int pow2 = (s->nnodes & (s->nnodes - 1)) == 0;
+            rc = mpitopo__coll_cost(pow2 ? MPITOPO__COLL_ALG_ALLGATHER_RD
+                                         : MPITOPO__COLL_ALG_ALLGATHER_RING,
+                                    &d, s->nnodes, lv, NULL, bytes * maxl, &cl);
+        }
+        if (rc != MPITOPO_SUCCESS) {
+            mpitopo__free(cnt);
+            return rc;
+        }
+        *pays = cg + cl + cb < cflat;
+        s->hier_cost = cg + cl + cb;
+        s->flat_cost = cflat;
+    }
+    mpitopo__free(cnt);
+    s->hier_valid = 1;
+    s->hier_bytes = bytes;
+    s->hier_flat = flat;
+    s->hier_pays = *pays;
+    return MPITOPO_SUCCESS;
+}
+
 void mpitopo__gstate_log(gstate_t *s, int op, int alg, const gorder_t *o, const char *why)
 {
     static const char *const ops[] = {"allgather", "bcast", "gather", "allreduce"};

@@ -1,7 +1,8 @@
 /*
  * The global collectives of mpitopo (mpitopo_allgather, _bcast, _gather,
  * _allreduce and their nonblocking forms) against the MPI library's own
- * PMPI_Allgather, PMPI_Bcast, PMPI_Gather and PMPI_Allreduce, byte for
+ * MPI_Allgather, MPI_Bcast, MPI_Gather and MPI_Allreduce (PMPI_* under the
+ * test-only yield layer of MPICH builds), byte for
  * byte, for every algorithm, heuristic (none, rdmh, rmh, bbmh, bgmh, auto)
  * and output order (initcomm, endshfl), on sub-communicators of every size
  * 1..N split from the world (and the world itself), every root, with
@@ -13,12 +14,16 @@
  * communicator. Also: bad arguments and a bad configuration give
  * MPITOPO_ERR_ARG on every process.
  *
- * MT_COLL_SIZES=few: only a few sub-communicator sizes (large worlds).
+ * MT_COLL_SHARE=R (default 3): the sub-communicators smaller than the world
+ * share the configurations out R ways (the world and one more run all);
+ * MT_COLL_SIZES=few (large worlds): R = world size / 2, the world and the
+ * odd ranks run half of the configurations each, and not every root.
  */
 #include "mpitest.h"
 
 #include "coll/gcoll.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,18 +68,20 @@ static void fill(int *b, int n, int v)
         b[i] = v;
 }
 
+/* Complete a nonblocking call by testing and yielding the core (MPICH
+ * busy-polls in blocking waits, which starves 16 processes on 2 cores). */
 static int wait_or(int rc, mpitopo_request_t *r, int nb)
 {
     if (rc != MPITOPO_SUCCESS || !nb)
         return rc;
-    if (wsize > 1 && (r != NULL)) {
-        int flag = 0;
-        mpitopo_test(r, &flag); /* a test before the wait, as programs do */
-        if (flag)
-            return MPITOPO_SUCCESS;
-    }
-    return mpitopo_wait(r);
+    int flag = 0;
+    while ((rc = mpitopo_test(r, &flag)) == MPITOPO_SUCCESS && !flag)
+        sched_yield();
+    return rc;
 }
+
+/* Whether a test runs its extra variants (in place, vector, zero) too. */
+static int extras;
 
 /* Allgather: ints, in place, vector; blocking or not. */
 static void t_allgather(MPI_Comm comm, const char *conf, int nb)
@@ -91,12 +98,17 @@ static void t_allgather(MPI_Comm comm, const char *conf, int nb)
     /* 1: C ints. */
     fill(got, C * p, SENT);
     fill(want, C * p, SENT);
-    PMPI_Allgather(send, C, MPI_INT, want, C, MPI_INT, comm);
+    MPI_Allgather(send, C, MPI_INT, want, C, MPI_INT, comm);
     int rc = nb ? mpitopo_iallgather(send, C, MPI_INT, got, C, MPI_INT, comm, &req)
                 : mpitopo_allgather(send, C, MPI_INT, got, C, MPI_INT, comm);
     rc = wait_or(rc, &req, nb);
     MT_CHECK(rc == MPITOPO_SUCCESS, "allgather [%s] p=%d: rc %d %s", conf, p, rc, mpitopo_last_error());
     MT_CHECK(memcmp(got, want, sizeof(int) * (size_t)(C * p)) == 0, "allgather [%s] p=%d: wrong data", conf, p);
+    if (!extras) {
+        free(got);
+        free(want);
+        return;
+    }
     /* 2: in place. */
     fill(got, C * p, SENT);
     for (int e = 0; e < C; e++)
@@ -109,7 +121,7 @@ static void t_allgather(MPI_Comm comm, const char *conf, int nb)
     /* 3: vector type on both sides (2 ints of 3), 1 element sent as 2 ints received. */
     fill(got, 3 * p + 1, SENT);
     fill(want, 3 * p + 1, SENT);
-    PMPI_Allgather(send, 1, vec, want, 1, vec, comm);
+    MPI_Allgather(send, 1, vec, want, 1, vec, comm);
     rc = nb ? mpitopo_iallgather(send, 1, vec, got, 1, vec, comm, &req)
             : mpitopo_allgather(send, 1, vec, got, 1, vec, comm);
     rc = wait_or(rc, &req, nb);
@@ -135,20 +147,22 @@ static void t_bcast(MPI_Comm comm, const char *conf, int nb, int allroots)
         if (r == root)
             for (int e = 0; e < 12; e++)
                 got[e] = want[e] = value(root, e);
-        PMPI_Bcast(want, 5, MPI_INT, root, comm);
+        MPI_Bcast(want, 5, MPI_INT, root, comm);
         int rc = nb ? mpitopo_ibcast(got, 5, MPI_INT, root, comm, &req)
                     : mpitopo_bcast(got, 5, MPI_INT, root, comm);
         rc = wait_or(rc, &req, nb);
         MT_CHECK(rc == MPITOPO_SUCCESS && memcmp(got, want, sizeof got) == 0,
                  "bcast [%s] p=%d root=%d: rc %d %s or wrong data", conf, p, root, rc,
                  mpitopo_last_error());
+        if (!extras)
+            continue;
         /* Vector type: 3 vectors (gaps stay untouched). */
         fill(got, 12, SENT);
         fill(want, 12, SENT);
         if (r == root)
             for (int e = 0; e < 12; e++)
                 got[e] = want[e] = value(root, e);
-        PMPI_Bcast(want, 3, vec, root, comm);
+        MPI_Bcast(want, 3, vec, root, comm);
         rc = mpitopo_bcast(got, 3, vec, root, comm);
         MT_CHECK(rc == MPITOPO_SUCCESS && memcmp(got, want, sizeof got) == 0,
                  "bcast vector [%s] p=%d root=%d: rc %d or wrong data", conf, p, root, rc);
@@ -169,13 +183,15 @@ static void t_gather(MPI_Comm comm, const char *conf, int nb, int allroots)
         mpitopo_request_t req = MPITOPO_REQUEST_NULL;
         fill(got, C * p, SENT);
         fill(want, C * p, SENT);
-        PMPI_Gather(send, C, MPI_INT, want, C, MPI_INT, root, comm);
+        MPI_Gather(send, C, MPI_INT, want, C, MPI_INT, root, comm);
         int rc = nb ? mpitopo_igather(send, C, MPI_INT, got, C, MPI_INT, root, comm, &req)
                     : mpitopo_gather(send, C, MPI_INT, got, C, MPI_INT, root, comm);
         rc = wait_or(rc, &req, nb);
         MT_CHECK(rc == MPITOPO_SUCCESS && memcmp(got, want, sizeof(int) * (size_t)(C * p)) == 0,
                  "gather [%s] p=%d root=%d: rc %d %s or wrong data", conf, p, root, rc,
                  mpitopo_last_error());
+        if (!extras)
+            continue;
         /* In place at the root. */
         fill(got, C * p, SENT);
         if (r == root)
@@ -189,7 +205,7 @@ static void t_gather(MPI_Comm comm, const char *conf, int nb, int allroots)
         /* Vector type received, C ints sent. */
         fill(got, 3 * p + 1, SENT);
         fill(want, 3 * p + 1, SENT);
-        PMPI_Gather(send, 2, MPI_INT, want, 1, vec, root, comm);
+        MPI_Gather(send, 2, MPI_INT, want, 1, vec, root, comm);
         rc = mpitopo_gather(send, 2, MPI_INT, got, 1, vec, root, comm);
         MT_CHECK(rc == MPITOPO_SUCCESS && memcmp(got, want, sizeof(int) * (size_t)(3 * p + 1)) == 0,
                  "gather vector [%s] p=%d root=%d: rc %d or wrong data", conf, p, root, rc);
@@ -208,7 +224,7 @@ static void t_allreduce(MPI_Comm comm, const char *conf, int nb)
     for (int e = 0; e < C; e++)
         send[e] = value(r, e) * (e % 2 ? -1 : 1);
     mpitopo_request_t req = MPITOPO_REQUEST_NULL;
-    PMPI_Allreduce(send, want, C, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(send, want, C, MPI_INT, MPI_SUM, comm);
     int rc = nb ? mpitopo_iallreduce(send, got, C, MPI_INT, MPI_SUM, comm, &req)
                 : mpitopo_allreduce(send, got, C, MPI_INT, MPI_SUM, comm);
     rc = wait_or(rc, &req, nb);
@@ -218,7 +234,7 @@ static void t_allreduce(MPI_Comm comm, const char *conf, int nb)
     double dg[3], dw[3], ds[3];
     for (int e = 0; e < 3; e++)
         ds[e] = dg[e] = (double)((r * 7919 + e * 31) % 97) / 3.0;
-    PMPI_Allreduce(ds, dw, 3, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(ds, dw, 3, MPI_DOUBLE, MPI_MAX, comm);
     rc = mpitopo_allreduce(MPI_IN_PLACE, dg, 3, MPI_DOUBLE, MPI_MAX, comm);
     MT_CHECK(rc == MPITOPO_SUCCESS && memcmp(dg, dw, sizeof dg) == 0,
              "allreduce max in place [%s] p=%d: rc %d or wrong data", conf, p, rc);
@@ -229,7 +245,7 @@ static void t_allreduce(MPI_Comm comm, const char *conf, int nb)
     MPI_Datatype mat;
     MPI_Type_contiguous(4, MPI_UNSIGNED, &mat);
     MPI_Type_commit(&mat);
-    PMPI_Allreduce(ms, mw, 2, mat, matop, comm);
+    MPI_Allreduce(ms, mw, 2, mat, matop, comm);
     rc = nb ? mpitopo_iallreduce(ms, mg, 2, mat, matop, comm, &req)
             : mpitopo_allreduce(ms, mg, 2, mat, matop, comm);
     MPI_Type_free(&mat); /* allowed while a nonblocking call is pending */
@@ -240,45 +256,60 @@ static void t_allreduce(MPI_Comm comm, const char *conf, int nb)
     MT_CHECK(rc == MPITOPO_SUCCESS, "allreduce zero count [%s]: rc %d", conf, rc);
 }
 
+/* The next call: nonblocking three times in four; extras one time in three. */
+static int next_call(int *k)
+{
+    extras = *k % 3 == 0;
+    return (*k)++ % 4 != 0;
+}
+
 static const char *heurs[] = {"none", "rdmh", "rmh", "bbmh", "bgmh", "auto"};
 static const char *orders[] = {"initcomm", "endshfl"};
 
-static void run_all(MPI_Comm comm, int allroots)
+/* Every algorithm x heuristic x order; with R > 1 only the configurations
+ * whose index is phase mod R (the sizes of the world share them out). */
+static void run_all(MPI_Comm comm, int allroots, int R, int phase)
 {
     char conf[128];
-    int k = 0;
+    int k = 0, c = 0;
     static const char *ag[] = {"rd", "bruck", "ring", "hier", "hierb"};
     for (int a = 0; a < 5; a++)
         for (int h = 0; h < 6; h++)
             for (int o = 0; o < 2; o++) {
                 if (a >= 3 && (h > 0 || o > 0))
                     continue; /* the hierarchical ones do not reorder */
+                if (c++ % R != phase % R)
+                    continue;
                 snprintf(conf, sizeof conf, "allgather=%s:%s:%s", ag[a], heurs[h], orders[o]);
                 MT_CHECK_RC(set_conf(comm, conf));
-                t_allgather(comm, conf, (k++) % 2);
+                t_allgather(comm, conf, next_call(&k));
             }
     for (int h = 0; h < 6; h++)
         for (int o = 0; o < 2; o++) {
+            if (c++ % R != phase % R)
+                continue;
             snprintf(conf, sizeof conf, "bcast=binomial:%s,gather=binomial:%s:%s", heurs[h],
                      heurs[h], orders[o]);
             MT_CHECK_RC(set_conf(comm, conf));
-            if (o == 0)
-                t_bcast(comm, conf, (k++) % 2, allroots);
-            t_gather(comm, conf, (k++) % 2, allroots);
+            if (o == 0 || R > 1)
+                t_bcast(comm, conf, next_call(&k), allroots);
+            t_gather(comm, conf, next_call(&k), allroots);
         }
     for (int h = 0; h < 6; h++) {
+        if (c++ % R != phase % R)
+            continue;
         snprintf(conf, sizeof conf, "allreduce=rd:%s", heurs[h]);
         MT_CHECK_RC(set_conf(comm, conf));
-        t_allreduce(comm, conf, (k++) % 2);
+        t_allreduce(comm, conf, next_call(&k));
     }
     /* Auto everywhere, and the host MPI's own. */
     const char *more[] = {"auto", "all=mpi", "all=auto:auto,switch=8"};
     for (int i = 0; i < 3; i++) {
         MT_CHECK_RC(set_conf(comm, more[i]));
-        t_allgather(comm, more[i], (k++) % 2);
+        t_allgather(comm, more[i], next_call(&k));
         t_bcast(comm, more[i], 0, 0);
         t_gather(comm, more[i], 0, 0);
-        t_allreduce(comm, more[i], (k++) % 2);
+        t_allreduce(comm, more[i], next_call(&k));
     }
     mpitopo_comm_set_info(comm, MPI_INFO_NULL);
 }
@@ -317,8 +348,12 @@ static void t_errors(void)
 /* Under a cyclic emulated layout, ring and rd on the world reorder. */
 static void t_reorder(void)
 {
-    const char *confs[] = {"allgather=ring:rmh", "allgather=rd:rdmh", "allgather=ring:auto,switch=0"};
-    for (int i = 0; i < 3; i++) {
+    /* Ring on a cyclic layout: every stage crosses nodes everywhere in the
+     * original order; RMH keeps most of the ring inside the nodes. (RD may
+     * already fit a cyclic layout: i ^ 2^s stays on a node when the node
+     * count divides 2^s.) */
+    const char *confs[] = {"allgather=ring:rmh", "allgather=ring:auto,switch=0"};
+    for (int i = 0; i < 2; i++) {
         MT_CHECK_RC(set_conf(MPI_COMM_WORLD, confs[i]));
         t_allgather(MPI_COMM_WORLD, confs[i], i % 2);
         int alg = -1, heur = -1, re = -1;
@@ -339,13 +374,19 @@ int main(int argc, char **argv)
     MPI_Op_create(matmul, 0, &matop);
     const char *few = mt_getenv("MT_COLL_SIZES");
     int allsizes = !few || strcmp(few, "few") != 0;
+    /* Sizes below the world's share the configurations out, R ways. */
+    const char *rs = mt_getenv("MT_COLL_SHARE");
+    int R = rs ? atoi(rs) : 3;
+    if (R < 1)
+        R = 1;
+    if (!allsizes)
+        R = wsize / 2 > R ? wsize / 2 : R; /* every size, fewer configurations each */
     for (int s = 1; s <= wsize; s++) {
-        if (!allsizes && s != 1 && s != 3 && s != wsize / 2 && s != wsize - 1 && s != wsize)
-            continue;
         MPI_Comm sub;
         MPI_Comm_split(MPI_COMM_WORLD, wrank < s ? 0 : MPI_UNDEFINED, wrank, &sub);
         if (sub != MPI_COMM_NULL) {
-            run_all(sub, allsizes || s <= 8);
+            /* The world runs all (few: half, the odd ranks' the other half). */
+            run_all(sub, allsizes || s <= 8, s < wsize ? R : allsizes ? 1 : 2, s < wsize ? s : 0);
             MPI_Comm_free(&sub);
         }
         if (mt_failed())
@@ -354,7 +395,7 @@ int main(int argc, char **argv)
     /* A sub-communicator in reverse order (odd ranks), every root. */
     MPI_Comm odd;
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wsize - wrank, &odd);
-    run_all(odd, 1);
+    run_all(odd, allsizes, allsizes ? R : 2, 1);
     MPI_Comm_free(&odd);
     t_errors();
     const char *exp = mt_getenv("MT_EXPECT_REORDER");
