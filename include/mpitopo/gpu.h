@@ -24,8 +24,9 @@ extern "C" {
  *
  * Every node of a GPU cluster is assumed to hold the same GPUs. They form a
  * tree: the root is the node, inner vertices are packages, PCIe switches,
- * NVSwitch planes..., the leaves are the GPUs, numbered 0..g-1 in tree order
- * (the local device index a process selects). Each tree link (a vertex to
+ * NVLink pairs..., the leaves are the GPUs, numbered 0..g-1 (the local
+ * device index a process selects: in tree order for a description, in PCI
+ * bus order from hwloc). Each tree link (a vertex to
  * its parent) has a bandwidth in GB/s; the congestion of a link is the
  * traffic crossing it divided by its bandwidth.
  *
@@ -86,7 +87,7 @@ typedef struct mpitopo_gpus mpitopo_gpus_t;
 /**
  * @brief Build a GPU tree from a description string.
  *
- * The syntax is on the topic page: levels NAME:FANOUT@GBPS from the root
+ * The syntax is on the topic page: levels NAME:FANOUT\@GBPS from the root
  * down, the last level being the GPUs.
  * @param[in] desc the description, e.g. "package:2@38,switch:2@16,gpu:2@16"
  * @param[out] gpus the tree, released with mpitopo_gpus_destroy()
@@ -162,7 +163,7 @@ MPITOPO_API int mpitopo_gpus_count(const mpitopo_gpus_t *gpus, int *gpus_per_nod
 /**
  * @brief One-line description of a GPU tree.
  *
- * Lists the vertices from the root down as NAME(children)@GBPS in
+ * Lists the vertices from the root down as NAME(children)\@GBPS in
  * brackets; a regular tree built from a string prints as its description.
  * The text is truncated to size - 1 characters and always terminated.
  * @param[in] gpus the GPU tree
