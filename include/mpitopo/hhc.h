@@ -90,6 +90,8 @@ typedef struct mpitopo_hhc_request *mpitopo_hhc_request_t;
    mpitopo_reorder   false: no reordering (default true)
    mpitopo_mapper    the mapper (tree, or ptram under a network)
    mpitopo_weights   bytes (default), messages, unit
+   mpitopo_hhc_gather  auto (default) or cubes: how the cubes off root's
+                     chain gather in mpitopo_hhc_gather()
    @endverbatim
  * @param[in] comm an intracommunicator of at least N processes
  * @param[in] dim the dimension D, >= 1, the same on every process
@@ -453,12 +455,17 @@ MPITOPO_API int mpitopo_hhc_bcast(void *buf, int count, MPI_Datatype type, long 
 /**
  * @brief Gather over the HHC with the cubes and the tree.
  *
- * Every centre receives its leaves' subtrees at once over the tree (each
- * on its own centre-leaf link) and sends them on with its own block, up to
- * the top centre, which sends the whole to root. Block j of
- * root's recvbuf comes from the process of the j-th lowest rank in comm
- * among the HHC's processes: MPI_Gather's result on those processes in
- * comm's order. sendbuf may be MPI_IN_PLACE at root.
+ * The chain from root up to the top centre carries the blocks down to
+ * root: each centre on it sends its child on the chain everything outside
+ * its own subtree, and that centre's cube gathers its other leaves'
+ * subtrees into the same child over the cube's Cartesian communicator.
+ * Every other cube sends its leaves' subtrees up to its centre, each over
+ * its own centre-leaf link (the default), or, with the info key
+ * mpitopo_hhc_gather = cubes of mpitopo_hhc_create(), gathers them to its
+ * leaf 0 over the cube's communicator first. Block j of root's recvbuf
+ * comes from the process of the j-th lowest rank in comm among the HHC's
+ * processes: MPI_Gather's result on those processes in comm's order.
+ * sendbuf may be MPI_IN_PLACE at root.
  * @param[in] sendbuf the data of the calling process
  * @param[in] sendcount number of elements
  * @param[in] sendtype their datatype

@@ -19,6 +19,7 @@ typedef struct hhc_request {
     MPI_Comm comm;
     int rank, size;
     int dim, nnodes;
+    int gather_cubes; /* info mpitopo_hhc_gather: 1 cubes, 0 auto */
     mpitopo__topo_options_t opt;
 } hhc_request_t;
 
@@ -29,6 +30,15 @@ static int check_local(hhc_request_t *r, MPI_Info info, mpitopo_hhc_t **hhc)
     int rc = mpitopo__topo_options_read(r->func, info, &r->opt);
     if (rc != MPITOPO_SUCCESS)
         return rc;
+    char value[32];
+    int found = 0;
+    if ((rc = mpitopo__info_get(r->func, info, "mpitopo_hhc_gather", value, sizeof value, &found)) !=
+        MPITOPO_SUCCESS)
+        return rc;
+    if (found && strcmp(value, "cubes") != 0 && strcmp(value, "auto") != 0)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, r->func, "info mpitopo_hhc_gather = \"%s\": auto or cubes",
+                               value);
+    r->gather_cubes = found && strcmp(value, "cubes") == 0;
     if (r->dim < 1 || (r->nnodes = mpitopo__hhc_nnodes(r->dim)) < 0)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, r->func, "dim = %d must be in [1, 30]", r->dim);
     if (r->nnodes > r->size)
@@ -46,8 +56,9 @@ static int agree_on_args(hhc_request_t *r, int local)
         mpitopo__agree_arg(&a, "info mpitopo_reorder", r->opt.reorder);
         mpitopo__agree_string(&a, "info mpitopo_mapper", r->opt.mapper_set ? r->opt.mapper : "");
         mpitopo__agree_arg(&a, "info mpitopo_weights", (int)r->opt.weight);
+        mpitopo__agree_arg(&a, "info mpitopo_hhc_gather", r->gather_cubes);
     } else {
-        a.nargs = 4; /* the same vector length everywhere; values ignored */
+        a.nargs = 5; /* the same vector length everywhere; values ignored */
     }
     return mpitopo__agree(&a, local);
 }
@@ -180,6 +191,7 @@ static mpitopo_hhc_t *hhc_alloc(const hhc_request_t *r, int node)
     h->dim = r->dim;
     h->nnodes = r->nnodes;
     h->comm_size = r->size;
+    h->gather_cubes = r->gather_cubes;
     h->node = node;
     h->node_of_rank = mpitopo__malloc_array((size_t)r->size, sizeof *h->node_of_rank);
     h->rank_of_node = mpitopo__malloc_array((size_t)h->nnodes, sizeof *h->rank_of_node);

@@ -16,17 +16,20 @@
  * Gather: the broadcast run backwards, blocks packed in node order. The
  * nodes are numbered in post-order, so the subtree of a node is the run of
  * numbers that ends with it and a cube's leaves' subtrees are consecutive
- * runs of one size, in leaf position order. Every cube gathers its leaves'
- * subtrees over its Cartesian communicator (PMPI_Gather on fcube) to its
- * exit leaf: leaf 0, which sends them to the centre over the tree, unless
- * the centre is above root on its chain; then the exit is the centre's
- * child on the chain, and the centre sends it down the tree everything
- * outside the centre's subtree plus its own block (one message of an
- * indexed type), which the centre received the same way. So the blocks
- * climb the cubes and the tree off the chain and descend the chain to
- * root, which unpacks block v at the gather position of node v (comm's
- * rank order). Root, the only process with room for every block besides
- * the other chain nodes, is reached over real HHC links only.
+ * runs of one size, in leaf position order. The chain (root and its
+ * centres) receives from above: a centre above root sends its child on
+ * the chain everything outside the centre's subtree plus its own block
+ * (one message of an indexed type), which it received the same way, and
+ * the cube of such a centre gathers its other leaves' subtrees over its
+ * Cartesian communicator (PMPI_Gather on fcube) into that child, the cube's
+ * links adding to the child's tree link. A cube off the chain sends its
+ * leaves' subtrees to its centre, each over its own centre-leaf link at
+ * once (auto, the default); with info mpitopo_hhc_gather = cubes it
+ * gathers them over its Cartesian communicator to leaf 0, which sends them
+ * to the centre over its one link (slower on the HHC network: the centre's
+ * other links idle). So the blocks climb off the chain and descend the
+ * chain to root over real HHC links only; root unpacks block v at the
+ * gather position of node v (comm's rank order).
  *
  * Allreduce. The same climb with PMPI_Reduce in the cubes and
  * PMPI_Reduce_local at the centres, then the broadcast from the top centre.
@@ -155,13 +158,19 @@ static int gather_impl(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "sendcount = %d: %d blocks of %d packed bytes exceed one message",
                                incount, nn, blk);
     /* The roles: the chain (root and the centres above it) receives the
-     * blocks from above; a cube gathers to its exit leaf, the child on the
-     * chain for a cube whose centre is above root, else leaf 0. */
+     * blocks from above. A cube whose centre is above root (a chain cube)
+     * gathers over its Cartesian communicator to the centre's child on
+     * the chain; another cube (off the chain) sends its leaves' subtrees to
+     * the centre over their own tree links (auto), or with info
+     * mpitopo_hhc_gather = cubes gathers them to leaf 0 over the cube's
+     * communicator, which sends them on over its link. */
     int me_above = above_root(dim, rootn, me), on_chain = me == rootn || me_above;
+    int chain_cube = h->centre >= 0 && above_root(dim, rootn, h->centre);
     int exit_pos = 0, S = subtree(dim, h->level);
-    if (h->centre >= 0 && above_root(dim, rootn, h->centre))
+    if (chain_cube)
         mpitopo__hhc_parent(dim, chain_child(dim, rootn, h->centre), &exit_pos);
-    int is_exit = h->centre >= 0 && h->position == exit_pos;
+    int by_cube = chain_cube || h->gather_cubes;
+    int is_exit = h->centre >= 0 && by_cube && h->position == exit_pos;
     /* The blocks this process holds: from node base on, nblk of them. */
     int base = first_of(dim, me), nblk = S;
     if (on_chain) {
@@ -180,17 +189,32 @@ static int gather_impl(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     int pos = (me - base) * blk;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Pack(in, incount, intype, buf, nblk * blk, &pos, h->ftree);
-    /* A centre not above root: its cube's blocks, gathered at leaf 0. */
-    if (rc == MPI_SUCCESS && h->level > 0 && !me_above)
-        rc = PMPI_Recv(buf + (size_t)(first_of(dim, me) - base) * (size_t)blk, (S - 1) * blk, MPI_BYTE,
-                       mpitopo__hhc_child(dim, me, 0), COLL_TAG, h->ftree, MPI_STATUS_IGNORE);
-    /* As a leaf: the cube's gather over its Cartesian communicator; the
-     * exit's own subtree is in place in its buffer. */
-    if (rc == MPI_SUCCESS && h->centre >= 0) {
+    char *mine = buf + (size_t)(first_of(dim, me) - base) * (size_t)blk; /* this subtree's blocks */
+    /* A centre not above root: its cube's blocks, gathered at leaf 0 or
+     * one subtree from each leaf at once. */
+    if (rc == MPI_SUCCESS && h->level > 0 && !me_above) {
+        if (h->gather_cubes) {
+            rc = PMPI_Recv(mine, (S - 1) * blk, MPI_BYTE, mpitopo__hhc_child(dim, me, 0), COLL_TAG, h->ftree,
+                           MPI_STATUS_IGNORE);
+        } else {
+            int k = mpitopo__hhc_cube_dim(dim, h->level), part = subtree(dim, h->level - 1) * blk;
+            MPI_Request req[8];
+            for (int q = 0; q < 1 << k; q++)
+                if ((rc = PMPI_Irecv(mine + (size_t)q * (size_t)part, part, MPI_BYTE,
+                                     mpitopo__hhc_child(dim, me, q), COLL_TAG, h->ftree, &req[q])) != MPI_SUCCESS)
+                    break; /* MPI's errors are fatal by default: no cleanup of the others */
+            if (rc == MPI_SUCCESS)
+                rc = PMPI_Waitall(1 << k, req, MPI_STATUSES_IGNORE);
+        }
+    }
+    /* As a leaf: the cube's gather over its Cartesian communicator (the
+     * exit's own subtree is in place in its buffer), or straight up. */
+    if (rc == MPI_SUCCESS && h->centre >= 0 && !by_cube) {
+        rc = PMPI_Send(mine, S * blk, MPI_BYTE, h->centre, COLL_TAG, h->ftree);
+    } else if (rc == MPI_SUCCESS && h->centre >= 0) {
         char *at = buf + (size_t)(first_of(dim, h->centre) - base) * (size_t)blk;
         rc = is_exit ? PMPI_Gather(MPI_IN_PLACE, S * blk, MPI_BYTE, at, S * blk, MPI_BYTE, exit_pos, h->fcube)
-                     : PMPI_Gather(buf + (size_t)(first_of(dim, me) - base) * (size_t)blk, S * blk, MPI_BYTE,
-                                   NULL, 0, MPI_BYTE, exit_pos, h->fcube);
+                     : PMPI_Gather(mine, S * blk, MPI_BYTE, NULL, 0, MPI_BYTE, exit_pos, h->fcube);
         if (rc == MPI_SUCCESS && is_exit && !on_chain) /* leaf 0: the cube's blocks up to the centre */
             rc = PMPI_Send(buf, nblk * blk, MPI_BYTE, h->centre, COLL_TAG, h->ftree);
         else if (rc == MPI_SUCCESS && on_chain) /* the exit on the chain: everything outside, from above */

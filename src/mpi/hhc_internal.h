@@ -38,6 +38,7 @@ typedef struct hhc_hop {
 
 struct mpitopo_hhc {
     int dim, nnodes, comm_size;
+    int gather_cubes;        /* info mpitopo_hhc_gather = cubes: every cube gathers over fcube */
     int node;                /* this process's end node: its rank in tree */
     int level, centre, position; /* centre -1, position -1 for the top centre */
     MPI_Comm tree, cube;     /* the user's: the topology communicators */

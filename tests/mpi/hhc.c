@@ -423,6 +423,15 @@ static void check_errors(int dim)
     MPI_Info_set(info, "mpitopo_reorder", "maybe");
     rc = mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &h);
     MT_CHECK(rc == MPITOPO_ERR_PARSE, "bad reorder: %s", mpitopo_err_name(rc));
+    MPI_Info_set(info, "mpitopo_reorder", "true");
+    MPI_Info_set(info, "mpitopo_hhc_gather", "tree");
+    rc = mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &h);
+    MT_CHECK(rc == MPITOPO_ERR_PARSE && strstr(mpitopo_last_error(), "mpitopo_hhc_gather") != NULL,
+             "bad mpitopo_hhc_gather: %s (%s)", mpitopo_err_name(rc), mpitopo_last_error());
+    MPI_Info_set(info, "mpitopo_hhc_gather", rank == 0 ? "cubes" : "auto");
+    rc = mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &h);
+    MT_CHECK(rc == MPITOPO_ERR_MISMATCH && h == NULL, "mismatched mpitopo_hhc_gather: %s (%s)",
+             mpitopo_err_name(rc), mpitopo_last_error());
     MPI_Info_free(&info);
     mpitopo_hhc_request_t pending = MPITOPO_HHC_REQUEST_NULL;
     static int pending_buf;
@@ -481,6 +490,8 @@ int main(int argc, char **argv)
         MPI_Info info;
         MPI_Info_create(&info);
         MPI_Info_set(info, "mpitopo_reorder", reorders[o]);
+        if (o == 1) /* every cube gathers over its Cartesian communicator */
+            MPI_Info_set(info, "mpitopo_hhc_gather", "cubes");
         mpitopo_hhc_t *h = NULL;
         MT_CHECK_RC(mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &h));
         MPI_Info_free(&info);
