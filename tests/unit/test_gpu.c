@@ -484,6 +484,41 @@ static void test_magc_thesis(void **state)
     assert_true(lower >= 20);
 }
 
+/* options->never_worse: from random launches and random patterns, MAGC's
+ * GPU-tree MC is never above the launch's with the default GPUs. */
+static void test_magc_never_worse(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_string("node:8 socket:2 core:4", &m));
+    mpitopo_gpus_t *g = gpus_of(CLUSTER_B);
+    int cases = UNIT_SANITIZED ? 4 : 12;
+    for (int s = 1; s <= cases; s++) {
+        mpitopo_pattern_t *cpu = NULL, *gpu = NULL;
+        OK(mpitopo_pattern_random(64, 0.05, (uint64_t)s, &cpu));
+        OK(mpitopo_pattern_random(64, 0.08, (uint64_t)(1000 + s), &gpu));
+        int launch[64], leaf[64], dev[64], dl[64], dd[64];
+        char place[32];
+        snprintf(place, sizeof place, "random:%d", s);
+        OK(mpitopo_placement(m, 64, place, launch));
+        mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+        opt.launch = launch;
+        opt.never_worse = 1;
+        double mc, mc_def;
+        OK(mpitopo_map_gpu("magc", m, NULL, NULL, g, cpu, gpu, &opt, leaf, dev));
+        OK(mpitopo_map_gpu("gpu-default", m, NULL, NULL, g, cpu, gpu, &opt, dl, dd));
+        assert_memory_equal(dl, launch, sizeof dl);
+        OK(mpitopo_mapping_check(m, 64, leaf));
+        OK(mpitopo_gpu_metrics(m, g, gpu, leaf, dev, &mc, NULL));
+        OK(mpitopo_gpu_metrics(m, g, gpu, dl, dd, &mc_def, NULL));
+        assert_true(mc <= mc_def);
+        mpitopo_pattern_destroy(&cpu);
+        mpitopo_pattern_destroy(&gpu);
+    }
+    mpitopo_gpus_destroy(&g);
+    mpitopo_machine_destroy(&m);
+}
+
 /* Phase 1 under a network: ptram places the processes on the nodes. */
 static void test_magc_network(void **state)
 {
@@ -621,7 +656,8 @@ int main(void)
         cmocka_unit_test(test_x86),          cmocka_unit_test(test_alg51_small),
         cmocka_unit_test(test_alg51_hand),   cmocka_unit_test(test_metrics_hand),
         cmocka_unit_test(test_magc_thesis),  cmocka_unit_test(test_magc_errors),
-        cmocka_unit_test(test_magc_network), cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_magc_network), cmocka_unit_test(test_magc_never_worse),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
