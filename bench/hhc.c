@@ -9,7 +9,11 @@
  * repetitions of the time of -i iterations closed by a barrier, divided by
  * -i, the slowest process's, in microseconds.
  *
- *   mpirun -n 37 bench/hhc [-s 8,1024,65536] [-i 50] [-r 5]
+ * -g sets the info key mpitopo_hhc_gather of the creation: auto (default:
+ * the cubes off root's chain send straight up the tree) or cubes (every
+ * cube gathers over its Cartesian communicator first).
+ *
+ *   mpirun -n 37 bench/hhc [-s 8,1024,65536] [-i 50] [-r 5] [-g auto|cubes]
  */
 #include <mpitopo.h>
 
@@ -82,6 +86,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size, iters = 50, reps = 5, sizes[16] = {8, 1024, 65536}, nsizes = 3;
+    const char *gather = "auto";
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int a = 1; a < argc; a++) {
@@ -90,6 +95,8 @@ int main(int argc, char **argv)
             iters = (int)v;
         else if (!strcmp(argv[a], "-r") && a + 1 < argc && !bench_parse_long(argv[++a], 1, 1000, &v))
             reps = (int)v;
+        else if (!strcmp(argv[a], "-g") && a + 1 < argc)
+            gather = argv[++a];
         else if (!strcmp(argv[a], "-s") && a + 1 < argc) {
             nsizes = 0;
             for (char *p = strtok(argv[++a], ","); p && nsizes < 16; p = strtok(NULL, ","))
@@ -97,7 +104,7 @@ int main(int argc, char **argv)
                     sizes[nsizes++] = (int)v;
         } else {
             if (rank == 0)
-                fprintf(stderr, "usage: hhc [-s SIZES] [-i ITERS] [-r REPS]\n");
+                fprintf(stderr, "usage: hhc [-s SIZES] [-i ITERS] [-r REPS] [-g auto|cubes]\n");
             MPI_Finalize();
             return 2;
         }
@@ -111,7 +118,12 @@ int main(int argc, char **argv)
             dim = d;
     }
     run_t r = {0};
-    if (dim == 0 || mpitopo_hhc_create(MPI_COMM_WORLD, dim, MPI_INFO_NULL, &r.h) != MPITOPO_SUCCESS) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpitopo_hhc_gather", gather);
+    int crc = dim ? mpitopo_hhc_create(MPI_COMM_WORLD, dim, info, &r.h) : MPITOPO_ERR_ARG;
+    MPI_Info_free(&info);
+    if (crc != MPITOPO_SUCCESS) {
         if (rank == 0)
             fprintf(stderr, "hhc: %s\n", dim ? mpitopo_last_error() : "needs at least 3 processes");
         MPI_Finalize();
@@ -126,9 +138,9 @@ int main(int argc, char **argv)
         mpitopo_hhc_info(r.h, NULL, NULL, &me);
         MPI_Allgather(&me, 1, MPI_LONG_LONG, ids, 1, MPI_LONG_LONG, r.ref);
         if (mrank == 0)
-            printf("# %d-HHC on %d of %d processes, %d iterations, median of %d\n"
+            printf("# %d-HHC on %d of %d processes, gather %s, %d iterations, median of %d\n"
                    "| operation | root | bytes | MPI (µs) | HHC (µs) | HHC / MPI |\n|---|---|---:|---:|---:|---:|\n",
-                   dim, r.nnodes, size, iters, reps);
+                   dim, r.nnodes, size, gather, iters, reps);
         /* Roots: the top centre (its ID: every nibble 1000) and a bottom node. */
         long long top = 0;
         for (int i = 0; i < (dim + 2) / 3; i++)
