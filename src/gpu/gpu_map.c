@@ -146,46 +146,51 @@ static int group_by_node(ctx_t *c, const int *leaf)
     return MPITOPO_SUCCESS;
 }
 
-/* Symmetric volumes among the k processes of node v (vol[i][j] = c_ij +
- * c_ji by the mapping weight); off[i] (optional) their traffic with other
- * nodes, both directions. */
-static void node_volumes(const ctx_t *c, const mpitopo_pattern_t *pat, mpitopo_weight_t w, int v,
-                         double *vol, double *off)
+/* Each process's traffic with processes of other nodes, both directions,
+ * by the mapping weight: one pass over the edges. */
+static int offnode_volumes(const ctx_t *c, const mpitopo_pattern_t *pat, double **off_out)
 {
-    int first = c->node_start[v], k = c->node_start[v + 1] - first;
-    memset(vol, 0, (size_t)k * (size_t)k * sizeof *vol);
-    if (off)
-        memset(off, 0, (size_t)k * sizeof *off);
-    for (int i = 0; i < k; i++) {
-        int p = c->procs[first + i], deg;
-        const int *dst;
-        const double *by, *ms;
-        mpitopo_pattern_out_edges(pat, p, &deg, &dst, &by, &ms);
-        for (int e = 0; e < deg; e++) {
-            int q = dst[e];
-            double x = weight_of(w, by[e], ms[e]);
-            if (q == p)
-                continue;
-            if (c->node_of[q] == v) {
-                vol[(size_t)i * (size_t)k + (size_t)c->local[q]] += x;
-                vol[(size_t)c->local[q] * (size_t)k + (size_t)i] += x;
-            } else if (off)
-                off[i] += x;
-        }
-    }
+    double *off = mpitopo__calloc((size_t)c->nprocs + 1, sizeof *off);
     if (!off)
-        return;
-    /* Traffic into the node: edges of other nodes' processes towards it. */
+        return MPITOPO_NOMEM("the inter-node volumes");
     for (int p = 0; p < c->nprocs; p++) {
-        if (c->node_of[p] == v)
-            continue;
         int deg;
         const int *dst;
         const double *by, *ms;
         mpitopo_pattern_out_edges(pat, p, &deg, &dst, &by, &ms);
         for (int e = 0; e < deg; e++)
-            if (c->node_of[dst[e]] == v)
-                off[c->local[dst[e]]] += weight_of(w, by[e], ms[e]);
+            if (c->node_of[dst[e]] != c->node_of[p]) {
+                double x = weight_of(c->weight, by[e], ms[e]);
+                off[p] += x;
+                off[dst[e]] += x;
+            }
+    }
+    *off_out = off;
+    return MPITOPO_SUCCESS;
+}
+
+/* Symmetric volumes among the k processes of node v (vol[i][j] = c_ij +
+ * c_ji by the mapping weight), and off[i] = all_off of the node's i-th
+ * process. */
+static void node_volumes(const ctx_t *c, const mpitopo_pattern_t *pat, const double *all_off,
+                         int v, double *vol, double *off)
+{
+    int first = c->node_start[v], k = c->node_start[v + 1] - first;
+    memset(vol, 0, (size_t)k * (size_t)k * sizeof *vol);
+    for (int i = 0; i < k; i++) {
+        int p = c->procs[first + i], deg;
+        const int *dst;
+        const double *by, *ms;
+        off[i] = all_off[p];
+        mpitopo_pattern_out_edges(pat, p, &deg, &dst, &by, &ms);
+        for (int e = 0; e < deg; e++) {
+            int q = dst[e];
+            if (q == p || c->node_of[q] != v)
+                continue;
+            double x = weight_of(c->weight, by[e], ms[e]);
+            vol[(size_t)i * (size_t)k + (size_t)c->local[q]] += x;
+            vol[(size_t)c->local[q] * (size_t)k + (size_t)i] += x;
+        }
     }
 }
 
@@ -329,7 +334,9 @@ static int phase2(const ctx_t *c, const mpitopo_map_options_t *opt, int *leaf)
     double *vol = mpitopo__malloc_array((size_t)kmax * (size_t)kmax + 1, sizeof *vol);
     double *off = mpitopo__malloc_array((size_t)kmax + 1, sizeof *off);
     int *pe_of = mpitopo__malloc_array((size_t)kmax + 1, sizeof *pe_of);
-    int rc = vol && off && pe_of ? MPITOPO_SUCCESS : MPITOPO_NOMEM("phase 2 work arrays");
+    double *all_off = NULL;
+    int rc = vol && off && pe_of ? offnode_volumes(c, c->cpu, &all_off)
+                                 : MPITOPO_NOMEM("phase 2 work arrays");
     for (int v = 0; v < c->nnodes && !rc; v++) {
         int k = c->node_start[v + 1] - c->node_start[v], first = 0;
         if (k == 0)
@@ -338,7 +345,7 @@ static int phase2(const ctx_t *c, const mpitopo_map_options_t *opt, int *leaf)
         rc = cpu_tree(m, v, &t, &first);
         if (rc)
             break;
-        node_volumes(c, c->cpu, c->weight, v, vol, off);
+        node_volumes(c, c->cpu, all_off, v, vol, off);
         rc = map_on_tree(c, &t, k, vol, off, opt->seed, pe_of);
         for (int i = 0; i < k && !rc; i++)
             leaf[c->procs[c->node_start[v] + i]] = first + pe_of[i];
@@ -347,6 +354,7 @@ static int phase2(const ctx_t *c, const mpitopo_map_options_t *opt, int *leaf)
     mpitopo__free(vol);
     mpitopo__free(off);
     mpitopo__free(pe_of);
+    mpitopo__free(all_off);
     return rc;
 }
 
@@ -365,7 +373,8 @@ static int phase3(const ctx_t *c, how_t how, const mpitopo_map_options_t *opt, i
     double *load = mpitopo__malloc_array(nv, sizeof *load);
     int *pe_of = mpitopo__malloc_array((size_t)g + 1, sizeof *pe_of);
     int *def = mpitopo__malloc_array((size_t)g + 1, sizeof *def);
-    int rc = vol && off && extra && load && pe_of && def ? MPITOPO_SUCCESS
+    double *all_off = NULL;
+    int rc = vol && off && extra && load && pe_of && def ? offnode_volumes(c, c->gpu, &all_off)
                                                          : MPITOPO_NOMEM("phase 3 work arrays");
     int shared = 0, kept = 0;
     for (int v = 0; v < c->nnodes && !rc; v++) {
@@ -378,7 +387,7 @@ static int phase3(const ctx_t *c, how_t how, const mpitopo_map_options_t *opt, i
         }
         if (k == 0)
             continue;
-        node_volumes(c, c->gpu, c->weight, v, vol, off);
+        node_volumes(c, c->gpu, all_off, v, vol, off);
         rc = map_on_tree(c, t, k, vol, off, opt->seed, pe_of);
         if (rc)
             break;
@@ -403,6 +412,7 @@ static int phase3(const ctx_t *c, how_t how, const mpitopo_map_options_t *opt, i
     mpitopo__free(load);
     mpitopo__free(pe_of);
     mpitopo__free(def);
+    mpitopo__free(all_off);
     return rc;
 }
 
