@@ -70,10 +70,22 @@ typedef struct mpitopo__gconf {
 int mpitopo__gconf_parse(const char *text, mpitopo__gconf_t *c, const char *where,
                          const char *func);
 
+/* What a communicator keeps of its configuration, so that a call parses
+ * nothing when the text in force has not changed. */
+typedef struct mpitopo__gconf_cache {
+    int mpi_read, mpi_found; /* comm's MPI info, read once */
+    char mpi_text[256];
+    int valid;
+    char text[256]; /* the text parsed (where it came from first) */
+    mpitopo__gconf_t conf;
+} mpitopo__gconf_cache_t;
+
 /* The configuration in force on comm: the info key mpitopo_coll of comm
- * (mpitopo_comm_set_info, else comm's MPI info), else MPITOPO_COLL, else
- * auto with off = 1. */
-int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_t *c, const char *func);
+ * (mpitopo_comm_set_info, at every call; else comm's MPI info, read on
+ * the first call with this cache), else MPITOPO_COLL, else auto with
+ * off = 1. cache may be NULL (then nothing is kept). */
+int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_cache_t *cache, mpitopo__gconf_t *c,
+                      const char *func);
 
 const char *mpitopo__galg_name(mpitopo__galg_t a);
 const char *mpitopo__gheur_name(mpitopo__gheur_t h);

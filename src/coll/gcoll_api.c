@@ -155,7 +155,7 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                "%d blocks of %lld bytes are too many for one message", p, rb);
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_ALLGATHER];
     if (alg == MPITOPO__GA_MPI) {
@@ -258,7 +258,7 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
         (rc = check_buf(buf, bytes, type, "buf", func)))
         return rc;
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_BCAST];
     if (alg == MPITOPO__GA_MPI) {
@@ -342,7 +342,7 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
                                "%d blocks of %lld bytes are too many for one message", p, sb);
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_GATHER];
     if (alg == MPITOPO__GA_MPI) {
@@ -415,7 +415,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     if ((rc = PMPI_Op_commutative(op, &commute)) != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_ALLREDUCE];
     if (alg == MPITOPO__GA_MPI) {

@@ -3,7 +3,7 @@
  * key mpitopo_coll (syntax in coll.h, mpitopo_collectives group), and
  * whether the shim routes a call to mpitopo (mpitopo_coll_handles).
  */
-#include "coll/gcoll.h"
+#include "coll/gcoll_internal.h"
 #include "core/env.h"
 
 #include <ctype.h>
@@ -175,10 +175,10 @@ static void read_env(void)
     }
 }
 
-static int info_value(MPI_Comm comm, char *value, int size)
+/* The value of the key in comm's MPI info (Open MPI keeps keys it does not
+ * know; MPICH none: mpitopo_comm_set_info is the way there). */
+static int mpi_info_value(MPI_Comm comm, char *value, int size)
 {
-    if (mpitopo__comm_info_get(comm, "mpitopo_coll", value, size))
-        return 1;
     MPI_Info info = MPI_INFO_NULL;
     int flag = 0;
     if (PMPI_Comm_get_info(comm, &info) != MPI_SUCCESS || info == MPI_INFO_NULL)
@@ -193,13 +193,47 @@ static int info_value(MPI_Comm comm, char *value, int size)
     return flag;
 }
 
-int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_t *c, const char *func)
+int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_cache_t *cache, mpitopo__gconf_t *c,
+                      const char *func)
 {
-    char v[256];
-    if (info_value(comm, v, sizeof v))
-        return mpitopo__gconf_parse(v, c, "comm's info key mpitopo_coll", func);
-    pthread_once(&env_once, read_env);
-    return mpitopo__gconf_parse(env_set ? env_text : NULL, c, "MPITOPO_COLL", func);
+    char v[256], key[260];
+    const char *text = NULL, *where = "MPITOPO_COLL";
+    if (mpitopo__comm_info_get(comm, "mpitopo_coll", v, sizeof v)) {
+        text = v;
+        where = "comm's info key mpitopo_coll";
+    } else {
+        int found;
+        if (cache) {
+            if (!cache->mpi_read) {
+                cache->mpi_found = mpi_info_value(comm, cache->mpi_text, sizeof cache->mpi_text);
+                cache->mpi_read = 1;
+            }
+            found = cache->mpi_found;
+            if (found)
+                snprintf(v, sizeof v, "%s", cache->mpi_text);
+        } else
+            found = mpi_info_value(comm, v, sizeof v);
+        if (found) {
+            text = v;
+            where = "comm's info key mpitopo_coll";
+        } else {
+            pthread_once(&env_once, read_env);
+            text = env_set ? env_text : NULL;
+        }
+    }
+    /* The cache key: where (first letter) and the text. */
+    snprintf(key, sizeof key, "%c%s", where[0], text ? text : "");
+    if (cache && cache->valid && strcmp(cache->text, key) == 0) {
+        *c = cache->conf;
+        return MPITOPO_SUCCESS;
+    }
+    int rc = mpitopo__gconf_parse(text, c, where, func);
+    if (rc == MPITOPO_SUCCESS && cache && strlen(key) < sizeof cache->text) {
+        snprintf(cache->text, sizeof cache->text, "%s", key);
+        cache->conf = *c;
+        cache->valid = 1;
+    }
+    return rc;
 }
 
 int mpitopo__coll_handles(int which, MPI_Comm comm, MPI_Datatype sendtype, MPI_Datatype recvtype,
@@ -212,7 +246,10 @@ int mpitopo__coll_handles(int which, MPI_Comm comm, MPI_Datatype sendtype, MPI_D
         fin || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return 0;
     mpitopo__gconf_t c;
-    if (mpitopo__gconf_of(comm, &c, "mpitopo_coll_handles") != MPITOPO_SUCCESS || c.off ||
+    gstate_t *s;
+    if (mpitopo__gstate_get(comm, &s, "mpitopo_coll_handles") != MPITOPO_SUCCESS ||
+        mpitopo__gconf_of(comm, &s->conf_cache, &c, "mpitopo_coll_handles") != MPITOPO_SUCCESS ||
+        c.off ||
         c.alg[which] == MPITOPO__GA_MPI)
         return 0;
     /* The answer must be the same on every process (or the processes would

@@ -35,6 +35,7 @@ typedef struct gstate {
     mpitopo__nbr_t *ident; /* duplicate of user, shared by the orders that keep it */
     gorder_t *orders;
     int norders;
+    mpitopo__gconf_cache_t conf_cache;
     int *node_of_rank; /* hierarchical allgather: node of every rank (made on first use) */
     int nnodes;
     int last_alg[MPITOPO__COLL_NOPS], last_heur[MPITOPO__COLL_NOPS],
