@@ -106,10 +106,12 @@ MPITOPO_API int mpitopo_gpus_from_string(const char *desc, mpitopo_gpus_t **gpus
  * GPUs are hwloc OS devices of type GPU or COPROC, one per PCI device
  * (the CUDA, OpenCL and NVML devices of one GPU count once), numbered by
  * PCI bus id. The tree is the GPUs' ancestors that matter: the machine,
- * packages (or NUMA nodes when there is no package), and PCI bridges above
- * more than one GPU (PCIe switches); a link's bandwidth is hwloc's PCI link
- * speed of the object below it, or 16 GB/s for a PCI object without one
- * and 38 GB/s for a package. Compute GPUs only: display devices (hwloc's
+ * packages, and every object above two or more GPUs through different
+ * children (a PCIe switch: an upstream bridge whose downstream bridges lead
+ * to different GPUs); a chain of objects between two of these becomes one
+ * link whose bandwidth is the slowest hwloc PCI link speed on it, or
+ * 16 GB/s for PCI objects without one, and 38 GB/s for a package's link
+ * to the machine. Compute GPUs only: display devices (hwloc's
  * DRM "card0") do not count. When the topology holds hwloc's
  * NVLinkBandwidth distances (NVML backend): GPUs joined through NVSwitches
  * (a DGX-2) keep the PCIe shape, but each GPU's own link gets its total
