@@ -962,7 +962,9 @@ MPITOPO_API int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_
         ALG  allgather: auto, rd, bruck, ring, hier (linear inside the
              node), hierb (binomial inside the node), mpi;
              bcast, gather: auto, binomial, mpi; allreduce: auto, rd, mpi
-             (mpi: the host MPI's own call; the shim then passes it on)
+             (mpi: the host MPI's own blocking call, also from the
+             nonblocking forms, which then return MPITOPO_REQUEST_NULL;
+             the shim passes such calls to MPI itself)
         HEUR none, auto (the algorithm's own heuristic), rdmh, rmh, bbmh, bgmh
         ORDER initcomm (default) or endshfl
      order=initcomm|endshfl  every operation's order
