@@ -47,6 +47,7 @@ typedef struct vtx {
 typedef struct build {
     hwloc_topology_t topo;
     const char *what; /* the file, for messages */
+    int xml;          /* read from an XML file */
     int ngpus;
     hwloc_obj_t *gpu;  /* the PCI device (or OS device) of each GPU */
     hwloc_obj_t *anc;  /* objects above GPUs (GPUs included) */
@@ -134,9 +135,8 @@ static int find_gpus(build_t *b)
     if (b->ngpus == 0)
         return FAIL_HW(MPITOPO_ERR_ARG,
                        "no GPU in %s (no hwloc OS device of a compute GPU: a CoProc, or a GPU"
-                       " from NVML, RSMI or Level Zero; an XML must be exported with I/O"
-                       " devices)",
-                       b->what);
+                       " from NVML, RSMI or Level Zero%s)",
+                       b->what, b->xml ? "; an XML must be exported with I/O devices" : "");
     qsort(b->gpu, (size_t)b->ngpus, sizeof *b->gpu, pci_key_cmp);
     return MPITOPO_SUCCESS;
 }
@@ -443,6 +443,7 @@ int mpitopo__gpus_from_hwloc_opt(const char *xml_path, int nvlink, mpitopo_gpus_
         return FAIL_HW(MPITOPO_ERR_ARG, "gpus is NULL");
     build_t b = {0};
     b.what = xml_path ? xml_path : "this host's topology";
+    b.xml = xml_path != NULL;
     if (hwloc_topology_init(&b.topo) != 0)
         return FAIL_HW(MPITOPO_ERR_HWLOC, "hwloc_topology_init failed");
     int rc = MPITOPO_SUCCESS;
