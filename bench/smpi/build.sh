@@ -45,7 +45,7 @@ compile() { # SRC OBJ EXTRA-FLAGS...
   fi
 }
 jobs=$(nproc 2>/dev/null || echo 2)
-for src in "$root"/src/{core,machine,network,pattern,map,metrics,mpi,coll}/*.c; do
+for src in "$root"/src/{core,machine,network,pattern,map,metrics,gpu,mpi,coll}/*.c; do
   [[ -e $src ]] || continue
   # The optional mapper backends (Scotch, METIS) are left out, as in a
   # CMake build without them.
