@@ -249,54 +249,36 @@ int mpitopo__gbuild_allgather(const gview_t *v, int alg, int order, const gblock
 
 /*
  * Hierarchical allgather on the duplicate of the user's communicator
- * (ranks are user ranks): the blocks of a node gather at its leader (its
- * lowest rank), linearly or along a binomial tree of the node's local
- * ranks; the leaders exchange their nodes' blocks (recursive doubling when
- * the number of nodes is a power of two, else ring); each leader sends the
- * whole result to its node, linearly or along the binomial tree. tmp holds
- * the blocks node after node, in rank order inside each node.
+ * (ranks are user ranks), on a plan (gcoll_order.c): the blocks of a node
+ * gather at its leader (its lowest rank), linearly or along a binomial tree
+ * over the node's gather order; the leaders exchange their nodes' blocks in
+ * the leaders' order (recursive doubling when the number of nodes is a
+ * power of two, else ring); each leader sends the whole result to its
+ * node, linearly or along a binomial tree over the node's broadcast order.
+ * tmp holds the nodes' areas in the leaders' order, each in its gather
+ * order; the last round unpacks every slot to its rank (so the orders cost
+ * no extra step).
  */
-int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const int *node_of_rank, int nnodes,
-                                   int p, int rank, int binomial, const gblock_t *in,
-                                   const gblock_t *out, long long B, mpitopo_request_t *req,
-                                   const char *func)
+int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const ghier_t *h, int p, int rank,
+                                   int binomial, const gblock_t *in, const gblock_t *out,
+                                   long long B, mpitopo_request_t *req, const char *func)
 {
-    /* Node sizes, offsets (in blocks) and members. */
-    int *cnt = mpitopo__calloc((size_t)nnodes * 2 + 1 + (size_t)p * 2, sizeof(int));
-    if (!cnt)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d nodes", nnodes);
-    int *off = cnt + nnodes, *members = off + nnodes + 1, *pos = members + p;
-    for (int r = 0; r < p; r++)
-        cnt[node_of_rank[r]]++;
-    for (int n = 0; n < nnodes; n++)
-        off[n + 1] = off[n] + cnt[n];
-    int *fill = pos; /* reuse as a cursor, then the slot of each rank */
-    for (int n = 0; n < nnodes; n++)
-        fill[n] = 0;
-    int *slot_of = mpitopo__malloc_array((size_t)p, sizeof(int));
-    if (!slot_of) {
-        mpitopo__free(cnt);
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d ranks", p);
-    }
-    for (int r = 0; r < p; r++) {
-        int n = node_of_rank[r];
-        slot_of[r] = off[n] + fill[n]++;
-        members[slot_of[r]] = r;
-    }
-    int node = node_of_rank[rank], L = cnt[node], l = slot_of[rank] - off[node];
-    const int *mem = members + off[node]; /* my node's ranks by local rank */
+    int nn = h->nnodes, k = h->pos_of_rank[rank];
+    const int *first = h->first, *slot = h->slot_rank;
+    const int *mem = slot + first[k], *bmem = h->bslot + first[k];
+    int L = first[k + 1] - first[k], l = 0, lb = 0;
+    while (l < L && mem[l] != rank)
+        l++;
+    while (lb < L && bmem[lb] != rank)
+        lb++;
     int leader = l == 0;
-    /* Leaders' index among leaders = node number. */
-    int base, span = 3 + (nnodes > 1 ? log2floor(nnodes - 1) + 1 : 0);
+    int base, span = 3 + (nn > 1 ? log2floor(nn - 1) + 1 : 0);
     int rc = tags(nbr, span, &base, func);
-    if (rc != MPITOPO_SUCCESS) {
-        mpitopo__free(cnt);
-        mpitopo__free(slot_of);
+    if (rc != MPITOPO_SUCCESS)
         return rc;
-    }
     sb_t b = {0};
     size_t tmp = (size_t)p * (size_t)B;
-    MPI_Aint mine = (MPI_Aint)off[node] * B;
+    MPI_Aint mine = (MPI_Aint)first[k] * B;
     /* Phase 1: gather to the leader. */
     sb_round(&b);
     sb_op(&b, pack(in->buf, in->count, in->type, mine + (MPI_Aint)l * B, B));
@@ -307,7 +289,7 @@ int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const int *node_of_rank,
         else
             sb_op(&b, msg_tmp(MPITOPO__OP_SEND, mem[0], base, mine + (MPI_Aint)l * B, B));
     } else {
-        /* Subtree of local rank l: [l, l + min(lowbit(l), L - l)). */
+        /* Subtree of local index l: [l, l + min(lowbit(l), L - l)). */
         for (int i = 1; (l & i) == 0 && l + i < L; i <<= 1) {
             int c = l + i, sz = i < L - c ? i : L - c;
             sb_op(&b, msg_tmp(MPITOPO__OP_RECV, mem[c], base, mine + (MPI_Aint)c * B,
@@ -320,70 +302,63 @@ int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const int *node_of_rank,
                               (long long)sz * B));
         }
     }
-    /* Phase 2: leaders. */
-    if (leader && nnodes > 1) {
-        int *lead = mpitopo__malloc_array((size_t)nnodes, sizeof(int));
-        if (!lead)
-            b.nomem = 1;
-        for (int n = 0; lead && n < nnodes; n++)
-            lead[n] = members[off[n]];
-        if (lead && (nnodes & (nnodes - 1)) == 0) {
-            for (int k = 1, s = 1; k < nnodes; k <<= 1, s++) {
+    /* Phase 2: leaders, by position. */
+    if (leader && nn > 1) {
+        if ((nn & (nn - 1)) == 0) {
+            for (int d = 1, s = 1; d < nn; d <<= 1, s++) {
                 sb_round(&b);
-                int partner = node ^ k, m0 = node & ~(k - 1), t0 = partner & ~(k - 1);
-                sb_op(&b, msg_tmp(MPITOPO__OP_RECV, lead[partner], base + s,
-                                  (MPI_Aint)off[t0] * B, (long long)(off[t0 + k] - off[t0]) * B));
-                sb_op(&b, msg_tmp(MPITOPO__OP_SEND, lead[partner], base + s,
-                                  (MPI_Aint)off[m0] * B, (long long)(off[m0 + k] - off[m0]) * B));
+                int partner = k ^ d, m0 = k & ~(d - 1), t0 = partner & ~(d - 1);
+                int lead = slot[first[partner]];
+                sb_op(&b, msg_tmp(MPITOPO__OP_RECV, lead, base + s, (MPI_Aint)first[t0] * B,
+                                  (long long)(first[t0 + d] - first[t0]) * B));
+                sb_op(&b, msg_tmp(MPITOPO__OP_SEND, lead, base + s, (MPI_Aint)first[m0] * B,
+                                  (long long)(first[m0 + d] - first[m0]) * B));
             }
-        } else if (lead) {
-            int next = lead[(node + 1) % nnodes], prev = lead[(node - 1 + nnodes) % nnodes];
-            for (int s = 0; s < nnodes - 1; s++) {
+        } else {
+            int next = slot[first[(k + 1) % nn]], prev = slot[first[(k - 1 + nn) % nn]];
+            for (int s = 0; s < nn - 1; s++) {
                 sb_round(&b);
-                int sn = (node - s + nnodes) % nnodes, rn = (node - s - 1 + nnodes) % nnodes;
-                sb_op(&b, msg_tmp(MPITOPO__OP_RECV, prev, base + 1, (MPI_Aint)off[rn] * B,
-                                  (long long)cnt[rn] * B));
-                sb_op(&b, msg_tmp(MPITOPO__OP_SEND, next, base + 1, (MPI_Aint)off[sn] * B,
-                                  (long long)cnt[sn] * B));
+                int sn = (k - s + nn) % nn, rn = (k - s - 1 + nn) % nn;
+                sb_op(&b, msg_tmp(MPITOPO__OP_RECV, prev, base + 1, (MPI_Aint)first[rn] * B,
+                                  (long long)(first[rn + 1] - first[rn]) * B));
+                sb_op(&b, msg_tmp(MPITOPO__OP_SEND, next, base + 1, (MPI_Aint)first[sn] * B,
+                                  (long long)(first[sn + 1] - first[sn]) * B));
             }
         }
-        mpitopo__free(lead);
     }
-    /* Phase 3: the whole result from the leader. */
+    /* Phase 3: the whole result from the leader (bmem[0] is the leader too). */
     int t3 = base + span - 1;
     long long all = (long long)p * B;
     if (!binomial) {
         sb_round(&b);
         if (leader)
             for (int j = 1; j < L; j++)
-                sb_op(&b, msg_tmp(MPITOPO__OP_SEND, mem[j], t3, 0, all));
+                sb_op(&b, msg_tmp(MPITOPO__OP_SEND, bmem[j], t3, 0, all));
         else
-            sb_op(&b, msg_tmp(MPITOPO__OP_RECV, mem[0], t3, 0, all));
+            sb_op(&b, msg_tmp(MPITOPO__OP_RECV, bmem[0], t3, 0, all));
     } else {
-        if (!leader) {
+        if (lb != 0) {
             sb_round(&b);
-            sb_op(&b, msg_tmp(MPITOPO__OP_RECV, mem[l - (l & -l)], t3, 0, all));
+            sb_op(&b, msg_tmp(MPITOPO__OP_RECV, bmem[lb - (lb & -lb)], t3, 0, all));
         }
-        int first = 1;
-        for (int i = 1; (l & i) == 0 && l + i < L; i <<= 1) {
-            if (first)
+        int opened = 0;
+        for (int i = 1; (lb & i) == 0 && lb + i < L; i <<= 1) {
+            if (!opened)
                 sb_round(&b);
-            first = 0;
-            sb_op(&b, msg_tmp(MPITOPO__OP_SEND, mem[l + i], t3, 0, all));
+            opened = 1;
+            sb_op(&b, msg_tmp(MPITOPO__OP_SEND, bmem[lb + i], t3, 0, all));
         }
     }
-    /* Out: slot k is rank members[k]; runs of consecutive ranks unpack at once. */
+    /* Out: slot j is rank slot[j]; runs of consecutive ranks unpack at once. */
     sb_round(&b);
-    for (int k = 0; k < p;) {
-        int e = k + 1;
-        while (e < p && members[e] == members[e - 1] + 1)
+    for (int j = 0; j < p;) {
+        int e = j + 1;
+        while (e < p && slot[e] == slot[e - 1] + 1)
             e++;
-        sb_op(&b, unpack((char *)out->buf + (MPI_Aint)members[k] * out->stride,
-                         (e - k) * out->count, out->type, (MPI_Aint)k * B, (long long)(e - k) * B));
-        k = e;
+        sb_op(&b, unpack((char *)out->buf + (MPI_Aint)slot[j] * out->stride,
+                         (e - j) * out->count, out->type, (MPI_Aint)j * B, (long long)(e - j) * B));
+        j = e;
     }
-    mpitopo__free(cnt);
-    mpitopo__free(slot_of);
     return sb_finish(&b, nbr, tmp, base, span, req, func);
 }
 

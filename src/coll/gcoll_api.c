@@ -180,13 +180,21 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     mpitopo_request_t r = NULL;
     if (alg == MPITOPO__GA_HIER || alg == MPITOPO__GA_HIERB) {
         mpitopo__nbr_t *id;
-        if ((rc = mpitopo__gstate_nodes(s, func)) || (rc = mpitopo__gstate_ident(s, &id, func)))
+        const ghier_t *h;
+        if ((rc = mpitopo__gstate_hier(s, c.heur[MPITOPO__COLL_OP_ALLGATHER],
+                                       alg == MPITOPO__GA_HIERB, (double)rb, &h, func)) ||
+            (rc = mpitopo__gstate_ident(s, &id, func)))
             return rc;
-        rc = mpitopo__gbuild_allgather_hier(id, s->node_of_rank, s->nnodes, p, s->rank,
-                                            alg == MPITOPO__GA_HIERB, &in, &out, rb, &r, func);
+        rc = mpitopo__gbuild_allgather_hier(id, h, p, s->rank, alg == MPITOPO__GA_HIERB, &in, &out,
+                                            rb, &r, func);
         if (rc != MPITOPO_SUCCESS)
             return rc;
-        mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLGATHER, alg, NULL, why);
+        char note[160];
+        snprintf(note, sizeof note, "(%d nodes; leaders %s%s, %d node trees reordered)",
+                 h->nnodes, h->leaders_reordered ? "reordered" : "in node order",
+                 h->heur_req == MPITOPO__GH_NONE ? ", no heuristic" : "", h->nodes_reordered);
+        mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLGATHER, alg, NULL, note);
+        s->last_reordered[MPITOPO__COLL_OP_ALLGATHER] = h->leaders_reordered || h->nodes_reordered;
         return run(r, request, func);
     }
     int calg = alg == MPITOPO__GA_RD      ? MPITOPO__COLL_ALG_ALLGATHER_RD
@@ -202,10 +210,12 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
             return rc;
         if (pays) {
             mpitopo__nbr_t *id;
-            if ((rc = mpitopo__gstate_ident(s, &id, func)))
+            const ghier_t *h;
+            if ((rc = mpitopo__gstate_hier(s, c.heur[MPITOPO__COLL_OP_ALLGATHER], 1, (double)rb,
+                                           &h, func)) ||
+                (rc = mpitopo__gstate_ident(s, &id, func)))
                 return rc;
-            rc = mpitopo__gbuild_allgather_hier(id, s->node_of_rank, s->nnodes, p, s->rank, 1,
-                                                &in, &out, rb, &r, func);
+            rc = mpitopo__gbuild_allgather_hier(id, h, p, s->rank, 1, &in, &out, rb, &r, func);
             if (rc != MPITOPO_SUCCESS)
                 return rc;
             char note[128];

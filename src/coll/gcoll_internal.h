@@ -10,6 +10,23 @@
  * (algorithm, heuristic, root) triples run in the original order. */
 #define MPITOPO__GMAX_ORDERS 8
 
+/* The plan of the hierarchical allgather: the nodes in the leaders' order
+ * (position k), each node's ranks in the order of its gather tree
+ * (slot_rank[first[k] .. first[k+1]), the leader, its lowest rank, first)
+ * and of its broadcast tree (bslot, same ranges). Identity: nodes by
+ * number, ranks in rank order. */
+typedef struct ghier {
+    struct ghier *next;
+    int heur_req, binomial;
+    int nnodes;
+    int *first;       /* nnodes + 1 */
+    int *slot_rank;   /* p */
+    int *bslot;       /* p */
+    int *pos_of_rank; /* p: the position of each rank's node */
+    int leaders_reordered, nodes_reordered; /* nodes whose tree orders changed */
+    double cost0, cost1; /* leaders' cost, original and chosen */
+} ghier_t;
+
 /* One order of a communicator for one algorithm, heuristic and root. The
  * algorithm sees logical ranks 0..p-1 with the root at 0: logical rank u
  * is rank (u + shift) of nbr->comm, and holds the process of old rank
@@ -36,6 +53,7 @@ typedef struct gstate {
     gorder_t *orders;
     int norders;
     mpitopo__gconf_cache_t conf_cache;
+    ghier_t *hiers; /* plans of the hierarchical allgather, by heuristic */
     int *node_of_rank; /* hierarchical allgather: node of every rank (made on first use) */
     int nnodes;
     int last_alg[MPITOPO__COLL_NOPS], last_heur[MPITOPO__COLL_NOPS],
@@ -87,6 +105,12 @@ int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double b
  * use (node numbers, machine); the answer is kept for the same bytes. */
 int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, int *pays,
                               const char *func);
+/* The hierarchical plan for heuristic heur_req (none: identity; any other:
+ * RDMH or RMH over the leaders, BGMH and BBMH inside the nodes when
+ * binomial, each kept only when cheaper under the distance model).
+ * Collective on first use. */
+int mpitopo__gstate_hier(gstate_t *s, int heur_req, int binomial, double bytes,
+                         const ghier_t **out, const char *func);
 /* Remember (for mpitopo__coll_last) and log at MPITOPO_VERBOSE=1 on rank 0,
  * once per communicator, operation, algorithm and outcome. */
 void mpitopo__gstate_log(gstate_t *s, int op, int alg, const gorder_t *o, const char *why);
@@ -104,10 +128,9 @@ typedef struct gblock {
 int mpitopo__gbuild_allgather(const gview_t *v, int alg, int order, const gblock_t *in,
                               const gblock_t *out, long long B, mpitopo_request_t *req,
                               const char *func);
-int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const int *node_of_rank, int nnodes,
-                                   int p, int rank, int binomial, const gblock_t *in,
-                                   const gblock_t *out, long long B, mpitopo_request_t *req,
-                                   const char *func);
+int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const struct ghier *h, int p, int rank,
+                                   int binomial, const gblock_t *in, const gblock_t *out,
+                                   long long B, mpitopo_request_t *req, const char *func);
 int mpitopo__gbuild_bcast(const gview_t *v, void *buf, int count, MPI_Datatype type,
                           mpitopo_request_t *req, const char *func);
 int mpitopo__gbuild_gather(const gview_t *v, int order, const gblock_t *in, const gblock_t *out,

@@ -67,6 +67,12 @@ static void state_free(gstate_t *s)
         s->orders = o->next;
         order_free(o);
     }
+    while (s->hiers) {
+        ghier_t *h = s->hiers;
+        s->hiers = h->next;
+        mpitopo__free(h->first);
+        mpitopo__free(h);
+    }
     if (s->ident)
         mpitopo__nbr_unref(s->ident);
     mpitopo__free(s->node_of_rank);
@@ -443,6 +449,172 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
     s->hier_bytes = bytes;
     s->hier_flat = flat;
     s->hier_pays = *pays;
+    return MPITOPO_SUCCESS;
+}
+
+/* Reorder ranks[0..n) (their leaves: leaf[ranks[j]]) by heuristic h when
+ * the cost of alg strictly drops; ranks[0] stays. Returns whether it did.
+ * Errors of the heuristic or the cost (the same everywhere) keep the order. */
+static int reorder_group(const mpitopo__coll_dist_t *d, const int *leaf, int *ranks, int n,
+                         mpitopo__coll_heur_t h, mpitopo__coll_alg_t alg, double bytes, int *lv,
+                         int *perm, int *tmp, double *c0, double *c1)
+{
+    *c0 = *c1 = 0;
+    if (n < 3)
+        return 0;
+    for (int j = 0; j < n; j++)
+        lv[j] = leaf[ranks[j]];
+    if (mpitopo__coll_order(h, d, n, lv, perm) != MPITOPO_SUCCESS ||
+        mpitopo__coll_cost(alg, d, n, lv, NULL, bytes, c0) != MPITOPO_SUCCESS ||
+        mpitopo__coll_cost(alg, d, n, lv, perm, bytes, c1) != MPITOPO_SUCCESS || !(*c1 < *c0)) {
+        mpitopo__clear_error();
+        *c1 = *c0;
+        return 0;
+    }
+    for (int j = 0; j < n; j++)
+        tmp[j] = ranks[perm[j]];
+    memcpy(ranks, tmp, (size_t)n * sizeof *ranks);
+    return 1;
+}
+
+int mpitopo__gstate_hier(gstate_t *s, int heur_req, int binomial, double bytes,
+                         const ghier_t **out, const char *func)
+{
+    if (heur_req != MPITOPO__GH_NONE)
+        heur_req = MPITOPO__GH_AUTO;
+    if (!binomial && heur_req != MPITOPO__GH_NONE)
+        binomial = 0;
+    for (ghier_t *h = s->hiers; h; h = h->next)
+        if (h->heur_req == heur_req && h->binomial == binomial) {
+            *out = h;
+            return MPITOPO_SUCCESS;
+        }
+    int rc = mpitopo__gstate_nodes(s, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int p = s->size, nn = s->nnodes;
+    ghier_t *h = mpitopo__calloc(1, sizeof *h);
+    int *mem = mpitopo__calloc((size_t)(nn + 1) + 3 * (size_t)p, sizeof(int));
+    int *work = mpitopo__malloc_array((size_t)(4 * p + 4 * nn + 4), sizeof(int));
+    if (!h || !mem || !work) {
+        mpitopo__free(h);
+        mpitopo__free(mem);
+        mpitopo__free(work);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a hierarchical plan");
+    }
+    h->heur_req = heur_req;
+    h->binomial = binomial;
+    h->nnodes = nn;
+    h->first = mem;
+    h->slot_rank = mem + nn + 1;
+    h->bslot = h->slot_rank + p;
+    h->pos_of_rank = h->bslot + p;
+    /* Identity: nodes by number, ranks in order. */
+    int *cnt = work, *order = work + nn + 1, *nfirst = order + nn + 1, *lv = nfirst + nn + 1;
+    int *perm = lv + p, *tmp = perm + p, *ranks = tmp + p;
+    for (int n = 0; n < nn; n++)
+        cnt[n] = 0;
+    for (int r = 0; r < p; r++)
+        cnt[s->node_of_rank[r]]++;
+    nfirst[0] = 0;
+    for (int n = 0; n < nn; n++)
+        nfirst[n + 1] = nfirst[n] + cnt[n];
+    for (int n = 0; n < nn; n++)
+        cnt[n] = 0;
+    for (int r = 0; r < p; r++) {
+        int n = s->node_of_rank[r];
+        ranks[nfirst[n] + cnt[n]++] = r;
+    }
+    for (int n = 0; n < nn; n++)
+        order[n] = n;
+    if (heur_req != MPITOPO__GH_NONE && p > 2) {
+        const mpitopo_nodeinfo_t *ni;
+        const mpitopo_machine_t *m;
+        const int *leaf;
+        rc = mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf);
+        if (rc != MPITOPO_SUCCESS) {
+            mpitopo__free(h);
+            mpitopo__free(mem);
+            mpitopo__free(work);
+            return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+        }
+        const mpitopo_network_t *net = NULL;
+        const int *end_node = NULL;
+        mpitopo__nodeinfo_network(ni, &net, &end_node);
+        mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
+        /* Leaders (the first rank of each node) in the order of their heuristic. */
+        int *lead = mpitopo__malloc_array((size_t)nn, sizeof(int));
+        if (lead) {
+            int maxl = 0;
+            for (int n = 0; n < nn; n++) {
+                lead[n] = ranks[nfirst[n]];
+                maxl = nfirst[n + 1] - nfirst[n] > maxl ? nfirst[n + 1] - nfirst[n] : maxl;
+            }
+            int pow2 = (nn & (nn - 1)) == 0;
+            /* lead[] holds ranks; reorder the node numbers alongside. */
+            int *lr = mpitopo__malloc_array((size_t)nn, sizeof(int));
+            if (lr) {
+                memcpy(lr, lead, (size_t)nn * sizeof *lr);
+                h->leaders_reordered =
+                    reorder_group(&d, leaf, lr, nn, pow2 ? MPITOPO__COLL_RDMH : MPITOPO__COLL_RMH,
+                                  pow2 ? MPITOPO__COLL_ALG_ALLGATHER_RD
+                                       : MPITOPO__COLL_ALG_ALLGATHER_RING,
+                                  bytes * maxl, lv, perm, tmp, &h->cost0, &h->cost1);
+                for (int k = 0; k < nn; k++)
+                    order[k] = s->node_of_rank[lr[k]];
+                mpitopo__free(lr);
+            }
+            mpitopo__free(lead);
+        }
+        /* Inside each node: the gather order (BGMH) into slot_rank. */
+        for (int n = 0; binomial && n < nn; n++) {
+            double c0, c1;
+            h->nodes_reordered +=
+                reorder_group(&d, leaf, ranks + nfirst[n], nfirst[n + 1] - nfirst[n],
+                              MPITOPO__COLL_BGMH, MPITOPO__COLL_ALG_GATHER_BINOMIAL, bytes, lv,
+                              perm, tmp, &c0, &c1);
+        }
+    }
+    /* Lay the nodes out by position. */
+    h->first[0] = 0;
+    for (int k = 0; k < nn; k++) {
+        int n = order[k], L = nfirst[n + 1] - nfirst[n];
+        h->first[k + 1] = h->first[k] + L;
+        memcpy(h->slot_rank + h->first[k], ranks + nfirst[n], (size_t)L * sizeof(int));
+        memcpy(h->bslot + h->first[k], ranks + nfirst[n], (size_t)L * sizeof(int));
+        for (int j = 0; j < L; j++)
+            h->pos_of_rank[ranks[nfirst[n] + j]] = k;
+    }
+    /* The broadcast order (BBMH) inside each node, from rank order. */
+    if (heur_req != MPITOPO__GH_NONE && binomial && p > 2) {
+        const mpitopo_nodeinfo_t *ni;
+        const mpitopo_machine_t *m;
+        const int *leaf;
+        if (mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf) == MPITOPO_SUCCESS) {
+            const mpitopo_network_t *net = NULL;
+            const int *end_node = NULL;
+            mpitopo__nodeinfo_network(ni, &net, &end_node);
+            mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
+            for (int k = 0; k < nn; k++) {
+                int L = h->first[k + 1] - h->first[k], *b = h->bslot + h->first[k];
+                /* Rank order first (the leader, the lowest rank, stays at 0). */
+                for (int i = 1; i < L; i++)
+                    for (int j = i; j > 0 && b[j - 1] > b[j]; j--) {
+                        int t = b[j];
+                        b[j] = b[j - 1];
+                        b[j - 1] = t;
+                    }
+                double c0, c1;
+                h->nodes_reordered += reorder_group(&d, leaf, b, L, MPITOPO__COLL_BBMH,
+                                                    MPITOPO__COLL_ALG_BCAST_BINOMIAL,
+                                                    bytes * p, lv, perm, tmp, &c0, &c1);
+            }
+        }
+    }
+    mpitopo__free(work);
+    h->next = s->hiers;
+    s->hiers = h;
+    *out = h;
     return MPITOPO_SUCCESS;
 }
 
