@@ -345,6 +345,32 @@ static void t_errors(void)
     mpitopo_comm_set_info(MPI_COMM_WORLD, MPI_INFO_NULL);
 }
 
+/* Overlapping nonblocking calls completed in reverse order, on a
+ * communicator freed while they are in flight. */
+static void t_overlap(void)
+{
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MT_CHECK_RC(set_conf(dup, "allgather=ring:auto,bcast=binomial:auto,allreduce=rd:auto"));
+    int *ag = malloc(sizeof(int) * (size_t)wsize), bc[4] = {0}, ar[2], one[2] = {wrank, 1};
+    mpitopo_request_t q[3];
+    MT_CHECK_RC(mpitopo_iallgather(&wrank, 1, MPI_INT, ag, 1, MPI_INT, dup, &q[0]));
+    if (wrank == wsize - 1)
+        for (int e = 0; e < 4; e++)
+            bc[e] = 40 + e;
+    MT_CHECK_RC(mpitopo_ibcast(bc, 4, MPI_INT, wsize - 1, dup, &q[1]));
+    MT_CHECK_RC(mpitopo_iallreduce(one, ar, 2, MPI_INT, MPI_SUM, dup, &q[2]));
+    MPI_Comm_free(&dup);
+    for (int i = 2; i >= 0; i--)
+        MT_CHECK_RC(wait_or(MPITOPO_SUCCESS, &q[i], 1));
+    for (int r = 0; r < wsize; r++)
+        MT_CHECK(ag[r] == r, "overlap: allgather block %d = %d", r, ag[r]);
+    MT_CHECK(bc[0] == 40 && bc[3] == 43, "overlap: bcast got %d..%d", bc[0], bc[3]);
+    MT_CHECK(ar[0] == wsize * (wsize - 1) / 2 && ar[1] == wsize, "overlap: allreduce %d %d", ar[0],
+             ar[1]);
+    free(ag);
+}
+
 /* Under a cyclic emulated layout, ring and rd on the world reorder. */
 static void t_reorder(void)
 {
@@ -398,6 +424,7 @@ int main(int argc, char **argv)
     run_all(odd, allsizes, allsizes ? R : 2, 1);
     MPI_Comm_free(&odd);
     t_errors();
+    t_overlap();
     const char *exp = mt_getenv("MT_EXPECT_REORDER");
     if (exp && strcmp(exp, "1") == 0)
         t_reorder();
