@@ -20,8 +20,12 @@
  * links it loads of the added load / bandwidth), then the lowest. MAGC
  * runs the four variants and keeps the one of least congestion, the
  * thesis's own (off NULL, sum_ties 0) on ties (mpitopo__alg51_best()),
- * then tries pairwise exchanges on it (a greedy on a maximum meets many
- * ties and can pair a switch's PEs badly; the exchanges see that).
+ * then a local search on it (refine()): exchanges of two processes' PEs
+ * and of two subtrees' contents, kept when they lower the maximum
+ * congestion or keep it and lower the number of links at it, then the sum
+ * of load^2 / bandwidth (a greedy on a maximum meets many ties and can
+ * fill a switch with a row of four where a 2x2 block sends less out; the
+ * maximum alone is a plateau there, the secondary keys lead off it).
  *
  * Cost: the averages are kept per process and updated over p_new's
  * neighbours (O(p) per step for the argmax). Link loads only grow, so the
@@ -246,11 +250,20 @@ typedef struct edges {
     double *x;
 } edges_t;
 
-/* Lexicographic cost of a placement: the maximum congestion, then the sum
- * of squared congestions, which tells apart placements of one maximum so
- * that exchanges can leave a plateau. */
-static void lex_cost(const mpitopo__ptree_t *t, const edges_t *e, int n, const double *off,
-                     const int *pe_of, double *load, double *mc, double *ss)
+/* Lexicographic cost of a placement: the maximum congestion (mc), then the
+ * number of links at it (nmax), then the sum over links of load^2 /
+ * bandwidth (ss). The two last keys tell apart placements of one maximum,
+ * so that exchanges can leave a plateau: fewer links at the maximum is a
+ * step towards lowering it, a lower ss a spread of the load. */
+typedef struct lex {
+    double mc, ss;
+    int nmax;
+} lex_t;
+
+#define LEX_EPS 1e-12
+
+static lex_t lex_cost(const mpitopo__ptree_t *t, const edges_t *e, int n, const double *off,
+                      const int *pe_of, double *load)
 {
     memset(load, 0, (size_t)t->nvert * sizeof *load);
     for (int k = 0; k < e->m; k++) {
@@ -264,20 +277,95 @@ static void lex_cost(const mpitopo__ptree_t *t, const edges_t *e, int n, const d
     for (int i = 0; off && i < n; i++)
         for (int x = t->pe_vertex[pe_of[i]]; x > 0; x = t->parent[x])
             load[x] += off[i];
-    *mc = *ss = 0;
+    lex_t c = {0, 0, 0};
     for (int v = 1; v < t->nvert; v++) {
-        double c = load[v] / t->bw[v];
-        *mc = c > *mc ? c : *mc;
-        *ss += c * c;
+        double x = load[v] / t->bw[v];
+        c.mc = x > c.mc ? x : c.mc;
+        c.ss += load[v] * x;
+    }
+    for (int v = 1; v < t->nvert && c.mc > 0; v++)
+        c.nmax += load[v] / t->bw[v] >= c.mc * (1 - LEX_EPS);
+    return c;
+}
+
+/* Whether a is lower than b (relative tolerance on the real keys). */
+static int lex_less(lex_t a, lex_t b)
+{
+    if (a.mc < b.mc * (1 - LEX_EPS))
+        return 1;
+    if (a.mc > b.mc * (1 + LEX_EPS))
+        return 0;
+    if (a.nmax != b.nmax)
+        return a.nmax < b.nmax;
+    return a.ss < b.ss * (1 - LEX_EPS);
+}
+
+/* The PEs under every vertex, ascending (CSR: pes[start[v]..start[v+1])). */
+typedef struct subtrees {
+    int *start, *pes;
+} subtrees_t;
+
+static int subtrees_build(const mpitopo__ptree_t *t, subtrees_t *s)
+{
+    size_t nv = (size_t)t->nvert, total = 0;
+    s->start = mpitopo__calloc(nv + 1, sizeof *s->start);
+    int *fill = mpitopo__calloc(nv, sizeof *fill);
+    for (int i = 0; s->start && fill && i < t->npe; i++)
+        for (int x = t->pe_vertex[i]; x >= 0; x = t->parent[x], total++)
+            s->start[x + 1]++;
+    s->pes = mpitopo__malloc_array(total ? total : 1, sizeof *s->pes);
+    if (!s->start || !fill || !s->pes) {
+        mpitopo__free(fill);
+        return MPITOPO_NOMEM("the refinement's subtrees");
+    }
+    for (size_t v = 0; v < nv; v++)
+        s->start[v + 1] += s->start[v];
+    for (int i = 0; i < t->npe; i++)
+        for (int x = t->pe_vertex[i]; x >= 0; x = t->parent[x])
+            s->pes[s->start[x] + fill[x]++] = i;
+    mpitopo__free(fill);
+    return MPITOPO_SUCCESS;
+}
+
+/* Whether the subtrees of u and v are disjoint (neither is an ancestor). */
+static int disjoint(const mpitopo__ptree_t *t, int u, int v)
+{
+    while (t->depth[u] > t->depth[v])
+        u = t->parent[u];
+    while (t->depth[v] > t->depth[u])
+        v = t->parent[v];
+    return u != v;
+}
+
+/* Exchanges the processes of PEs pa[k] and pb[k], k < len (owner -1: a
+ * free PE). */
+static void exchange(int *pe_of, int *owner, const int *pa, const int *pb, int len)
+{
+    for (int k = 0; k < len; k++) {
+        int i = owner[pa[k]], j = owner[pb[k]];
+        owner[pa[k]] = j;
+        owner[pb[k]] = i;
+        if (i >= 0)
+            pe_of[i] = pb[k];
+        if (j >= 0)
+            pe_of[j] = pa[k];
     }
 }
 
-/* Exchanges the PEs of two processes, or moves one to a free PE, while
- * that lowers the lexicographic cost: first improvement, at most 4 passes. */
+/* Local search on the lexicographic cost (lex_cost): exchanges the PEs of
+ * two processes, or moves one to a free PE, and exchanges the contents of
+ * two disjoint subtrees of as many PEs (their k-th PEs in PE order), which
+ * moves a group of neighbours at once where single exchanges would first
+ * have to raise the cost (two rows of four under two switches become two
+ * 2x2 blocks by exchanging a board of each). A move is kept when it lowers
+ * the cost; moves in a fixed order (processes and PEs, then vertex pairs,
+ * lowest first), at most 8 passes over them: deterministic, and the
+ * maximum congestion never rises. */
 static int refine(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
                   int *pe_of, double *load)
 {
     edges_t e = {0, NULL, NULL, NULL};
+    subtrees_t s = {NULL, NULL};
     size_t cap = 1;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
@@ -286,7 +374,7 @@ static int refine(const mpitopo__ptree_t *t, int n, const double *vol, const dou
     e.b = mpitopo__malloc_array(cap, sizeof *e.b);
     e.x = mpitopo__malloc_array(cap, sizeof *e.x);
     int *owner = mpitopo__malloc_array((size_t)t->npe, sizeof *owner);
-    int rc = e.a && e.b && e.x && owner ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the refinement");
+    int rc = e.a && e.b && e.x && owner ? subtrees_build(t, &s) : MPITOPO_NOMEM("the refinement");
     for (int i = 0; i < n && !rc; i++)
         for (int j = i + 1; j < n; j++)
             if (vol[(size_t)i * (size_t)n + (size_t)j] > 0) {
@@ -294,43 +382,58 @@ static int refine(const mpitopo__ptree_t *t, int n, const double *vol, const dou
                 e.b[e.m] = j;
                 e.x[e.m++] = vol[(size_t)i * (size_t)n + (size_t)j];
             }
-    double mc, ss;
+    lex_t cur = {0, 0, 0};
     if (!rc) {
         for (int pe = 0; pe < t->npe; pe++)
             owner[pe] = -1;
         for (int i = 0; i < n; i++)
             owner[pe_of[i]] = i;
-        lex_cost(t, &e, n, off, pe_of, load, &mc, &ss);
+        cur = lex_cost(t, &e, n, off, pe_of, load);
     }
-    for (int pass = 0, better = 1; !rc && better && pass < 4; pass++) {
+    for (int pass = 0, better = 1; !rc && better && pass < 8 && cur.mc > 0; pass++) {
         better = 0;
         for (int i = 0; i < n; i++)
             for (int pe = 0; pe < t->npe; pe++) {
-                int old = pe_of[i], j = owner[pe];
-                if (pe == old)
-                    continue;
-                pe_of[i] = pe;
-                if (j >= 0)
-                    pe_of[j] = old;
-                double m2, s2;
-                lex_cost(t, &e, n, off, pe_of, load, &m2, &s2);
-                if (m2 < mc || (m2 == mc && s2 < ss * (1 - 1e-12))) {
-                    mc = m2;
-                    ss = s2;
+                int old = pe_of[i];
+                if (pe == old || (owner[pe] >= 0 && owner[pe] < i))
+                    continue; /* an exchange with a lower process: tried from it */
+                exchange(pe_of, owner, &old, &pe, 1);
+                lex_t c = lex_cost(t, &e, n, off, pe_of, load);
+                if (lex_less(c, cur)) {
+                    cur = c;
                     better = 1;
-                    owner[pe] = i;
-                    owner[old] = j;
-                } else {
-                    pe_of[i] = old;
-                    if (j >= 0)
-                        pe_of[j] = pe;
-                }
+                } else
+                    exchange(pe_of, owner, &old, &pe, 1);
             }
+        for (int u = 1; u < t->nvert; u++) {
+            int len = s.start[u + 1] - s.start[u];
+            if (len < 2)
+                continue; /* one PE: the exchanges above */
+            for (int v = u + 1; v < t->nvert; v++) {
+                if (s.start[v + 1] - s.start[v] != len || !disjoint(t, u, v))
+                    continue;
+                const int *pa = s.pes + s.start[u], *pb = s.pes + s.start[v];
+                int busy = 0;
+                for (int k = 0; k < len && !busy; k++)
+                    busy = owner[pa[k]] >= 0 || owner[pb[k]] >= 0;
+                if (!busy)
+                    continue;
+                exchange(pe_of, owner, pa, pb, len);
+                lex_t c = lex_cost(t, &e, n, off, pe_of, load);
+                if (lex_less(c, cur)) {
+                    cur = c;
+                    better = 1;
+                } else
+                    exchange(pe_of, owner, pa, pb, len);
+            }
+        }
     }
     mpitopo__free(e.a);
     mpitopo__free(e.b);
     mpitopo__free(e.x);
     mpitopo__free(owner);
+    mpitopo__free(s.start);
+    mpitopo__free(s.pes);
     return rc;
 }
 
@@ -355,12 +458,13 @@ int mpitopo__alg51_best(const mpitopo__ptree_t *t, int n, const double *vol, con
             memcpy(pe_of, alt, (size_t)n * sizeof *alt);
         }
     }
-    /* Last candidate: the best so far after exchanges. */
+    /* Last candidate: the best so far after the local search, which never
+     * raises its maximum congestion (kept on a tie: fewer links at it). */
     if (!rc && refine_swaps) {
         memcpy(alt, pe_of, (size_t)n * sizeof *alt);
         rc = refine(t, n, vol, off, alt, load);
         double x = rc ? best : mpitopo__node_mc(t, n, vol, off, alt, extra, load);
-        if (!rc && x < best) {
+        if (!rc && x <= best) {
             best = x;
             memcpy(pe_of, alt, (size_t)n * sizeof *alt);
         }

@@ -57,8 +57,10 @@ int mpitopo__alg51(const mpitopo__ptree_t *t, int n, const double *vol, const do
                    int sum_ties, int *pe_of);
 /* The best of Alg. 5.1's variants (off NULL or not, sum_ties 0 or 1; see
  * alg51.c) by mpitopo__node_mc(), the thesis's own on ties, then (with
- * refine_swaps) pairwise exchanges on it, kept when lower; *mc (may be
- * NULL) its congestion. */
+ * refine_swaps) a local search on it by exchanges of processes and of
+ * subtrees (lexicographic: maximum congestion, links at it, sum of
+ * load^2 / bandwidth), kept when no higher; *mc (may be NULL) its
+ * congestion. */
 int mpitopo__alg51_best(const mpitopo__ptree_t *t, int n, const double *vol, const double *off,
                         int refine_swaps, int *pe_of, double *mc);
 /* Congestion of n processes on PEs pe_of: their traffic vol among

@@ -19,8 +19,8 @@
  * 5.1 runs as the thesis states it and in three variants (inter-node
  * traffic loaded on the way to the root, ties by added congestion; see
  * alg51.c); the one of least congestion by that measure is kept, the
- * thesis's on ties, then improved by pairwise exchanges where they lower
- * it, in phase 2 as in phase 3. A node
+ * thesis's on ties, then improved by a local search of process and
+ * subtree exchanges (alg51.c's refine()), in phase 2 as in phase 3. A node
  * with more processes than GPUs gets the default assignment (GPUs shared,
  * said at verbose level 1). With options->never_worse, the whole result
  * falls back to gpu-default when its GPU-tree maximum congestion is higher.
