@@ -45,6 +45,7 @@
  */
 #include "machine/machine_internal.h"
 #include "map/map_internal.h"
+#include "map/netmap_internal.h"
 #include "map/ptram_internal.h"
 #include "pattern/pattern_internal.h"
 
@@ -944,8 +945,8 @@ static void start_in_order(ptram_t *t)
 /* One solution from the parts `part` (NULL: single processes), by the
  * greedy step or from the parts' own placement, refined: node[p] for
  * every process and its hybrid metric. */
-static int solve(ptram_t *t, const int *part, int in_order, mpitopo__ptram_stats_t *st, int *node, double *hybrid,
-                 double *mc)
+static int solve(ptram_t *t, const int *part, int in_order, int refine_it, mpitopo__ptram_stats_t *st, int *node,
+                 double *hybrid, double *mc)
 {
     items_free(t);
     int rc = build_members(t, part);
@@ -966,7 +967,7 @@ static int solve(ptram_t *t, const int *part, int in_order, mpitopo__ptram_stats
         mpitopo__pload_metrics(&t->pl, &g);
         st->greedy_hybrid = g.hybrid;
     }
-    if (rc == MPITOPO_SUCCESS && t->prm->rounds > 0)
+    if (rc == MPITOPO_SUCCESS && t->prm->rounds > 0 && refine_it)
         rc = refine(t, st);
     double t3 = now();
     if (rc == MPITOPO_SUCCESS) {
@@ -1007,7 +1008,8 @@ static int launch_parts(const ptram_t *t, const int *launch, int **parts)
 /* Parts from the placement of the machine-level mapper `spec` (block
  * launch, no guard); NULL when it fails or does not fill the nodes in use
  * (the optional start is then left out, its message cleared). */
-static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, const char *spec, int **parts)
+static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, const char *spec,
+                        const int *end_node, int **parts)
 {
     *parts = NULL;
     int *leaf = mpitopo__malloc_array((size_t)t->nprocs, sizeof *leaf);
@@ -1016,7 +1018,9 @@ static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, 
     mpitopo_map_options_t o = *options;
     o.launch = NULL;
     o.never_worse = 0;
-    int rc = mpitopo_map(spec, t->m, t->pat, &o, leaf, NULL);
+    const mpitopo__map_net_t net = {t->net, end_node};
+    int rc = strcmp(spec, "greedy") ? mpitopo_map(spec, t->m, t->pat, &o, leaf, NULL)
+                                    : mpitopo__map_netgreedy(t->m, t->pat, NULL, &o, &net, leaf);
     if (rc == MPITOPO_SUCCESS)
         rc = launch_parts(t, leaf, parts);
     else if (rc != MPITOPO_ERR_NOMEM) {
@@ -1029,31 +1033,55 @@ static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, 
 }
 
 /* The starts of run_steps, in the order that wins ties. */
-enum { START_GREEDY, START_TREE, START_LAUNCH, START_CART, START_METIS, NSTARTS };
+enum { START_GREEDY, START_TREE, START_LAUNCH, START_CART, START_METIS, START_HS, NSTARTS };
+/* Where the best of the starts from START_LAUNCH on goes, refined. */
+#define REFINED_EXTRA NSTARTS
+
+/* The winner among solutions lo..hi-1: the lowest MC among those whose MC
+ * is not above the launch's, then the lowest hybrid metric, the earlier on
+ * ties; when all raise MC, the lowest hybrid. -1 when none is finite. */
+static int best_start(const double *h, const double *mc, int lo, int hi, double launch_mc)
+{
+    int best = -1;
+    for (int i = lo; i < hi; i++)
+        if (isfinite(h[i]) && mc[i] <= launch_mc &&
+            (best < 0 || mc[i] < mc[best] || (mc[i] == mc[best] && h[i] < h[best])))
+            best = i;
+    for (int i = lo; best < 0 && i < hi; i++)
+        if (isfinite(h[i]))
+            best = i;
+    if (best >= 0 && mc[best] > launch_mc)
+        for (int i = lo; i < hi; i++)
+            if (isfinite(h[i]) && h[i] < h[best])
+                best = i;
+    return best;
+}
 
 /*
- * Several solutions, each refined by step 3: the greedy one from the chosen
- * parts; when the tree mapper's parts are a placement of their own (on the
- * network's group levels), that placement (the greedy alone places parts
- * one at a time and loses to the hierarchy on 3-D stencils); the launch's
- * own nodes, in place (the refinement then only improves on what the user
- * had); and the placements of the machine-level mappers cart (Cartesian
- * and sub-communicator patterns: the row-by-row tiling keeps all-to-all
- * groups on few switches) and metis (when built with it) on the machine
- * with the network's group levels. The winner has the lowest MC among
- * those whose MC is not above the launch's, then the lowest hybrid
- * metric: the hybrid metric without normalisation is ruled by hop-bytes,
- * and a refinement that trades congestion for hops (twice the launch's MC
- * on a 2-D halo of a 4,096-process torus) is worse where congestion bounds
- * the time. When every solution raises MC, the lowest hybrid goes on to the
- * launch guard. "strict" (the thesis as written) has the greedy start only.
+ * Several solutions: the greedy one from the chosen parts and, when the
+ * tree mapper's parts are a placement of their own (on the network's group
+ * levels), that placement (the greedy alone places parts one at a time and
+ * loses to the hierarchy on 3-D stencils), both refined by step 3; then
+ * the launch's own nodes in place, and the placements of the machine-level
+ * mappers cart (Cartesian and sub-communicator patterns: the row-by-row
+ * tiling keeps all-to-all groups on few switches) and metis (when built
+ * with it) on the machine with the network's group levels, and of Hoefler
+ * and Snir's greedy (the comparator "greedy", up to its node limit): these
+ * as they are, and the best of them refined too. The winner has the lowest
+ * MC among those whose MC is not above the launch's, then the lowest
+ * hybrid metric: the hybrid metric without normalisation is ruled by
+ * hop-bytes, and a refinement that trades congestion for hops (twice the
+ * launch's MC on a 2-D halo of a 4,096-process torus) is worse where
+ * congestion bounds the time. When every solution raises MC, the lowest
+ * hybrid goes on to the launch guard. "strict" (the thesis as written) has
+ * the greedy start only.
  */
 static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, const int *launch, double launch_mc,
-                     mpitopo__ptram_stats_t *st, int *leaf_of_proc)
+                     const int *end_node, mpitopo__ptram_stats_t *st, int *leaf_of_proc)
 {
     double t0 = now();
     int *parts[NSTARTS] = {NULL};
-    int *node = mpitopo__malloc_array(NSTARTS * (size_t)t->nprocs, sizeof *node);
+    int *node = mpitopo__malloc_array((NSTARTS + 1) * (size_t)t->nprocs, sizeof *node);
     int rc = node ? partition(t, options, &parts[START_GREEDY], &parts[START_TREE])
                   : MPITOPO_NOMEM("the nodes of the processes");
     int more = t->prm->rounds > 0 && !t->prm->strict;
@@ -1072,30 +1100,33 @@ static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, const int
     if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
         rc = launch_parts(t, launch, &parts[START_LAUNCH]);
     if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
-        rc = mapper_parts(t, options, "cart", &parts[START_CART]);
+        rc = mapper_parts(t, options, "cart", end_node, &parts[START_CART]);
 #ifdef MPITOPO_HAVE_METIS
     if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
-        rc = mapper_parts(t, options, "metis", &parts[START_METIS]);
+        rc = mapper_parts(t, options, "metis", end_node, &parts[START_METIS]);
 #endif
+    if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY] && t->nn <= MPITOPO__NETMAP_MAX_NODES)
+        rc = mapper_parts(t, options, "greedy", end_node, &parts[START_HS]);
     st->t_part = now() - t0;
-    double h[NSTARTS], mc[NSTARTS];
-    for (int i = 0; i < NSTARTS; i++)
+    double h[NSTARTS + 1], mc[NSTARTS + 1];
+    for (int i = 0; i <= NSTARTS; i++)
         h[i] = mc[i] = INFINITY;
+    /* The greedy and the tree's starts refined, the others as they are. */
     for (int i = 0; i < NSTARTS && rc == MPITOPO_SUCCESS; i++)
         if (i == START_GREEDY || parts[i])
-            rc = solve(t, parts[i], i != START_GREEDY, st, node + (size_t)i * t->nprocs, &h[i], &mc[i]);
-    int best = -1;
-    for (int i = 0; i < NSTARTS; i++)
-        if (isfinite(h[i]) && mc[i] <= launch_mc &&
-            (best < 0 || mc[i] < mc[best] || (mc[i] == mc[best] && h[i] < h[best])))
-            best = i;
-    if (best < 0)
-        for (int i = 0; i < NSTARTS; i++)
-            if (best < 0 || h[i] < h[best])
-                best = i;
-    st->from_tree = best == START_TREE;
-    st->from_launch = best == START_LAUNCH;
-    st->from_mapper = best == START_CART || best == START_METIS;
+            rc = solve(t, parts[i], i != START_GREEDY, i <= START_TREE, st, node + (size_t)i * t->nprocs, &h[i],
+                       &mc[i]);
+    /* Only the best of those others goes through the refinement too: each
+     * refinement costs about as much as the rest of a start. */
+    int extra = best_start(h, mc, START_LAUNCH, NSTARTS, launch_mc);
+    if (rc == MPITOPO_SUCCESS && extra >= 0 && isfinite(h[extra]))
+        rc = solve(t, parts[extra], 1, 1, st, node + (size_t)REFINED_EXTRA * t->nprocs, &h[REFINED_EXTRA],
+                   &mc[REFINED_EXTRA]);
+    int best = best_start(h, mc, 0, NSTARTS + 1, launch_mc);
+    int from = best == REFINED_EXTRA ? extra : best;
+    st->from_tree = from == START_TREE;
+    st->from_launch = from == START_LAUNCH;
+    st->from_mapper = from == START_CART || from == START_METIS || from == START_HS;
     if (rc == MPITOPO_SUCCESS)
         rc = place_cores(t, options, node + (size_t)best * t->nprocs, leaf_of_proc);
     st->nnodes = t->nn;
@@ -1151,7 +1182,7 @@ int mpitopo__ptram_run(const mpitopo_machine_t *machine, const mpitopo_pattern_t
     if (rc == MPITOPO_SUCCESS)
         rc = setup_routes(&t);
     if (rc == MPITOPO_SUCCESS)
-        rc = run_steps(&t, options, launch, lm.max_congestion, st, leaf_of_proc);
+        rc = run_steps(&t, options, launch, lm.max_congestion, end_node, st, leaf_of_proc);
     if (rc == MPITOPO_SUCCESS)
         rc = evaluate(machine, pattern, network, end_node, leaf_of_proc, prm->w, ref, scratch, &res);
     if (rc != MPITOPO_SUCCESS)
