@@ -247,6 +247,124 @@ int mpitopo__gbuild_allgather(const gview_t *v, int alg, int order, const gblock
     return sb_finish(&b, v->nbr, tmp, base, span, req, func);
 }
 
+/* ---- Allgather straight in the receive buffer ---- */
+
+/* The copy of this process's block into its slot of the receive buffer
+ * (a runtime step: the block may be of any datatype). */
+typedef struct cctx {
+    const void *buf;
+    int count;
+    MPI_Datatype type, owned;
+    char *dst;
+    int bytes;
+} cctx_t;
+
+static void cctx_free(void *p)
+{
+    cctx_t *c = p;
+    if (c->owned != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&c->owned);
+    mpitopo__free(c);
+}
+
+static int copy_in(mpitopo_request_t r, int arg)
+{
+    (void)arg;
+    cctx_t *c = r->ctx;
+    int pos = 0, rc = PMPI_Pack(c->buf, c->count, c->type, c->dst, c->bytes, &pos, MPI_COMM_SELF);
+    return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result("MPI_Pack", rc);
+}
+
+static mpitopo__op_t msg_buf(int kind, int peer, int tag, char *buf, long long bytes)
+{
+    return (mpitopo__op_t){.kind = kind, .peer = peer, .tag = tag, .buf = buf, .count = (int)bytes,
+                           .type = MPI_BYTE};
+}
+
+int mpitopo__gbuild_allgather_direct(const gview_t *v, int alg, int inplace, const gblock_t *in,
+                                     char *rbuf, long long B, mpitopo_request_t *req,
+                                     const char *func)
+{
+    int p = v->p, me = v->me, base, span = alg == MPITOPO__GA_RING ? 1 : (p > 1 ? log2floor(p - 1) + 2 : 1);
+    int rc = tags(v->nbr, span, &base, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    cctx_t *c = mpitopo__calloc(1, sizeof *c);
+    if (!c)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for an allgather");
+    c->owned = MPI_DATATYPE_NULL;
+    c->buf = in->buf;
+    c->count = in->count;
+    c->type = in->type;
+    c->bytes = (int)B;
+    int ni, na, nd, comb;
+    if (!inplace && PMPI_Type_get_envelope(in->type, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+        comb != MPI_COMBINER_NAMED) {
+        rc = PMPI_Type_dup(in->type, &c->owned);
+        if (rc != MPI_SUCCESS) {
+            mpitopo__free(c);
+            return mpitopo__mpi_result(func, rc);
+        }
+        c->type = c->owned;
+    }
+    mpitopo__op_t copy = {.kind = MPITOPO__OP_CALL, .call = copy_in, .type = MPI_BYTE};
+    int place = gv_old(v, me); /* the slot of my block */
+    sb_t b = {0};
+    sb_round(&b);
+    size_t tmp = 0;
+    if (alg == MPITOPO__GA_RING) {
+        /* Slots are old ranks: my block goes to slot place. */
+        c->dst = rbuf + (MPI_Aint)place * B;
+        if (!inplace)
+            sb_op(&b, copy);
+        int next = gv_peer(v, (me + 1) % p), prev = gv_peer(v, (me - 1 + p) % p);
+        for (int st = 0; st < p - 1; st++) {
+            if (st > 0)
+                sb_round(&b);
+            int sblock = gv_old(v, (me - st + p) % p), rblock = gv_old(v, (me - st - 1 + p) % p);
+            sb_op(&b, msg_buf(MPITOPO__OP_RECV, prev, base, rbuf + (MPI_Aint)rblock * B, B));
+            sb_op(&b, msg_buf(MPITOPO__OP_SEND, next, base, rbuf + (MPI_Aint)sblock * B, B));
+        }
+    } else {
+        /* Recursive doubling on slots by logical rank, which initcomm (or
+         * the original order) makes the old ranks' slots. */
+        if (place == me) {
+            c->dst = rbuf + (MPI_Aint)me * B;
+            if (!inplace)
+                sb_op(&b, copy);
+        } else {
+            char *from = rbuf + (MPI_Aint)place * B;
+            if (!inplace) {
+                tmp = (size_t)B;
+                sb_op(&b, pack(in->buf, in->count, in->type, 0, B));
+            }
+            sb_op(&b, msg_buf(MPITOPO__OP_RECV, gv_peer(v, gv_logical(v, me)), base,
+                              rbuf + (MPI_Aint)me * B, B));
+            mpitopo__op_t snd = inplace ? msg_buf(MPITOPO__OP_SEND, gv_peer(v, place), base, from, B)
+                                        : msg_tmp(MPITOPO__OP_SEND, gv_peer(v, place), base, 0, B);
+            sb_op(&b, snd);
+        }
+        for (int k = 1, st = 1; k < p; k <<= 1, st++) {
+            sb_round(&b);
+            int partner = me ^ k, mine = me & ~(k - 1), theirs = partner & ~(k - 1);
+            sb_op(&b, msg_buf(MPITOPO__OP_RECV, gv_peer(v, partner), base + st,
+                              rbuf + (MPI_Aint)theirs * B, (long long)k * B));
+            sb_op(&b, msg_buf(MPITOPO__OP_SEND, gv_peer(v, partner), base + st,
+                              rbuf + (MPI_Aint)mine * B, (long long)k * B));
+        }
+    }
+    mpitopo_request_t r;
+    rc = sb_finish(&b, v->nbr, tmp, base, span, &r, func);
+    if (rc != MPITOPO_SUCCESS) {
+        cctx_free(c);
+        return rc;
+    }
+    r->ctx = c;
+    r->ctx_free = cctx_free;
+    *req = r;
+    return MPITOPO_SUCCESS;
+}
+
 /*
  * Hierarchical allgather on the duplicate of the user's communicator
  * (ranks are user ranks), on a plan (gcoll_order.c): the blocks of a node

@@ -72,6 +72,19 @@ static int bytes_of(int count, MPI_Datatype t, long long *bytes, MPI_Aint *exten
     return MPITOPO_SUCCESS;
 }
 
+/* Whether recvcount elements of t are rb bytes laid out without gaps from
+ * the buffer's start (then blocks can be moved as bytes in place). */
+static int contiguous(MPI_Datatype t, long long rb, int recvcount)
+{
+    MPI_Aint lb, ext, tlb, text;
+    int size;
+    if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS ||
+        PMPI_Type_size(t, &size) != MPI_SUCCESS)
+        return 0;
+    return lb == 0 && tlb == 0 && ext == size && text == size && rb == (long long)recvcount * size;
+}
+
 static gview_t view_of(const gstate_t *s, const gorder_t *o)
 {
     gview_t v = {.nbr = o->nbr, .p = s->size};
@@ -226,8 +239,13 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         }
     }
     gview_t v = view_of(s, o);
-    rc = mpitopo__gbuild_allgather(&v, alg, order_of(&c, MPITOPO__COLL_OP_ALLGATHER), &in, &out,
-                                   rb, &r, func);
+    int order = order_of(&c, MPITOPO__COLL_OP_ALLGATHER);
+    if (contiguous(recvtype, rb, recvcount) &&
+        (alg == MPITOPO__GA_RING ||
+         (alg == MPITOPO__GA_RD && (!o->reordered || order == MPITOPO__GO_INITCOMM))))
+        rc = mpitopo__gbuild_allgather_direct(&v, alg, inplace, &in, recvbuf, rb, &r, func);
+    else
+        rc = mpitopo__gbuild_allgather(&v, alg, order, &in, &out, rb, &r, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLGATHER, alg, o, why);

@@ -128,6 +128,12 @@ typedef struct gblock {
 int mpitopo__gbuild_allgather(const gview_t *v, int alg, int order, const gblock_t *in,
                               const gblock_t *out, long long B, mpitopo_request_t *req,
                               const char *func);
+/* Ring, or recursive doubling on the original order or with initcomm, moving
+ * the blocks straight in the receive buffer rbuf (a contiguous datatype:
+ * block k is B bytes at rbuf + k B); inplace: my block is there already. */
+int mpitopo__gbuild_allgather_direct(const gview_t *v, int alg, int inplace, const gblock_t *in,
+                                     char *rbuf, long long B, mpitopo_request_t *req,
+                                     const char *func);
 int mpitopo__gbuild_allgather_hier(mpitopo__nbr_t *nbr, const struct ghier *h, int p, int rank,
                                    int binomial, const gblock_t *in, const gblock_t *out,
                                    long long B, mpitopo_request_t *req, const char *func);
