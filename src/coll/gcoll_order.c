@@ -482,8 +482,6 @@ int mpitopo__gstate_hier(gstate_t *s, int heur_req, int binomial, double bytes,
 {
     if (heur_req != MPITOPO__GH_NONE)
         heur_req = MPITOPO__GH_AUTO;
-    if (!binomial && heur_req != MPITOPO__GH_NONE)
-        binomial = 0;
     for (ghier_t *h = s->hiers; h; h = h->next)
         if (h->heur_req == heur_req && h->binomial == binomial) {
             *out = h;
@@ -632,11 +630,13 @@ void mpitopo__gstate_log(gstate_t *s, int op, int alg, const gorder_t *o, const 
         return;
     s->logged[key / 8] |= (unsigned char)(1u << (key % 8));
     char order[400] = "original order";
-    if (o && o->heur_used != MPITOPO__GH_NONE)
-        snprintf(order, sizeof order, "%s: %s (cost %.4g -> %.4g)%s%s",
+    if (o && o->heur_used != MPITOPO__GH_NONE && o->note[0])
+        snprintf(order, sizeof order, "%s: original order kept (%s)",
+                 mpitopo__gheur_name((mpitopo__gheur_t)o->heur_used), o->note);
+    else if (o && o->heur_used != MPITOPO__GH_NONE)
+        snprintf(order, sizeof order, "%s: %s (cost %.4g -> %.4g)",
                  mpitopo__gheur_name((mpitopo__gheur_t)o->heur_used),
-                 o->reordered ? "reordered" : "original order kept", o->cost0, o->cost1,
-                 o->note[0] ? "; " : "", o->note);
+                 o->reordered ? "reordered" : "original order kept", o->cost0, o->cost1);
     else if (o && o->note[0])
         snprintf(order, sizeof order, "original order (%s)", o->note);
     mpitopo__log(1, "%s on %d processes: %s%s%s, %s", ops[op], s->size,
