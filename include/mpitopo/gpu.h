@@ -66,8 +66,11 @@ extern "C" {
  * symmetric volumes); MAGC runs it as stated and in three variants (each
  * process's inter-node traffic loaded on the way to the node's root; ties
  * among PEs by least added congestion), keeps the least congested, the
- * thesis's on ties, then tries pairwise exchanges of PEs and keeps them
- * where they lower the congestion.
+ * thesis's on ties, then searches from it: exchanges of two processes'
+ * PEs and of the contents of two subtrees with as many PEs, kept when they
+ * lower MC, or keep MC and lower the number of links at MC, or keep both
+ * and lower the sum over links of load^2 / bandwidth (a bounded number of
+ * passes, lowest indices first; never above the best variant's MC).
  *
  * A process always gets a GPU of its own node: gpu_of_proc[p] is a local
  * index on the node of leaf_of_proc[p]. When a node holds more processes
