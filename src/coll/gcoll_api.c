@@ -123,12 +123,13 @@ static int order_of(const mpitopo__gconf_t *c, int op)
     return c->order[op] < 0 ? MPITOPO__GO_INITCOMM : c->order[op];
 }
 
-static int check_request(mpitopo_request_t *request, const char *func)
+/* The start of every entry point: *request (the nonblocking forms'; the
+ * callers reject NULL) set to MPITOPO_REQUEST_NULL, then comm's state. */
+static int begin(MPI_Comm comm, mpitopo_request_t *request, gstate_t **s, const char *func)
 {
-    if (!request)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "request = NULL");
-    *request = MPITOPO_REQUEST_NULL;
-    return MPITOPO_SUCCESS;
+    if (request)
+        *request = MPITOPO_REQUEST_NULL;
+    return mpitopo__gstate_get(comm, s, func);
 }
 
 /* ---- Allgather ---- */
@@ -138,9 +139,7 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      mpitopo_request_t *request, const char *func)
 {
     gstate_t *s;
-    int rc = request ? check_request(request, func) : MPITOPO_SUCCESS;
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__gstate_get(comm, &s, func);
+    int rc = begin(comm, request, &s, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     int inplace = sendbuf == MPI_IN_PLACE;
@@ -275,9 +274,7 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
                  mpitopo_request_t *request, const char *func)
 {
     gstate_t *s;
-    int rc = request ? check_request(request, func) : MPITOPO_SUCCESS;
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__gstate_get(comm, &s, func);
+    int rc = begin(comm, request, &s, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     long long bytes = 0;
@@ -331,9 +328,7 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   mpitopo_request_t *request, const char *func)
 {
     gstate_t *s;
-    int rc = request ? check_request(request, func) : MPITOPO_SUCCESS;
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__gstate_get(comm, &s, func);
+    int rc = begin(comm, request, &s, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if ((rc = check_root(root, s->size, func)))
@@ -423,9 +418,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
                      MPI_Comm comm, mpitopo_request_t *request, const char *func)
 {
     gstate_t *s;
-    int rc = request ? check_request(request, func) : MPITOPO_SUCCESS;
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__gstate_get(comm, &s, func);
+    int rc = begin(comm, request, &s, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     long long bytes = 0;
