@@ -123,6 +123,16 @@ static int order_of(const mpitopo__gconf_t *c, int op)
     return c->order[op] < 0 ? MPITOPO__GO_INITCOMM : c->order[op];
 }
 
+/* p blocks of `bytes` bytes (and of `count` elements) in one message: the
+ * bytes must stay below INT_MAX / 2, the elements within an int. */
+static int check_blocks(int p, long long bytes, int count, const char *func)
+{
+    if ((long long)p * bytes > INT_MAX / 2 || (long long)p * count > INT_MAX)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
+                               "%d blocks of %lld bytes are too many for one message", p, bytes);
+    return MPITOPO_SUCCESS;
+}
+
 /* The start of every entry point: *request (the nonblocking forms'; the
  * callers reject NULL) set to MPITOPO_REQUEST_NULL, then comm's state. */
 static int begin(MPI_Comm comm, mpitopo_request_t *request, gstate_t **s, const char *func)
@@ -163,9 +173,8 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     if ((rc = check_buf(recvbuf, rb * p, recvtype, "recvbuf", func)) ||
         (!inplace && (rc = check_buf(sendbuf, sb, sendtype, "sendbuf", func))))
         return rc;
-    if ((long long)p * rb > INT_MAX / 2 || (long long)p * recvcount > INT_MAX)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
-                               "%d blocks of %lld bytes are too many for one message", p, rb);
+    if ((rc = check_blocks(p, rb, recvcount, func)))
+        return rc;
     mpitopo__gconf_t c;
     if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
         return rc;
@@ -356,14 +365,12 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                                    "at the root, sendcount %d of sendtype is %lld bytes; "
                                    "recvcount %d of recvtype is %lld bytes (they must be equal)",
                                    sendcount, sb, recvcount, rb);
-        if ((long long)p * rb > INT_MAX / 2 || (long long)p * recvcount > INT_MAX)
-            return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
-                                   "%d blocks of %lld bytes are too many for one message", p, rb);
+        if ((rc = check_blocks(p, rb, recvcount, func)))
+            return rc;
         if (inplace)
             sb = rb;
-    } else if ((long long)p * sb > INT_MAX / 2)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_UNSUPPORTED, func,
-                               "%d blocks of %lld bytes are too many for one message", p, sb);
+    } else if ((rc = check_blocks(p, sb, 0, func)))
+        return rc;
     mpitopo__gconf_t c;
     if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
         return rc;
