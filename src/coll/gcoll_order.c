@@ -240,6 +240,24 @@ static int is_pow2(int p)
  * Decide the order of a new entry: fills o->old_of_new (NULL: keep) and
  * o->heur_used, o->cost0, o->cost1. Every process computes the same.
  */
+/* The distance between the processes of comm (*d) and the leaf of each of
+ * its ranks, from the machine cached on comm: MPITOPO_SUCCESS or what
+ * mpitopo__comm_machine_cached returned (an MPI error > 0 for the caller
+ * to word). */
+static int comm_dist(MPI_Comm comm, mpitopo__coll_dist_t *d, const int **leaf)
+{
+    const mpitopo_nodeinfo_t *ni;
+    const mpitopo_machine_t *m;
+    int rc = mpitopo__comm_machine_cached(comm, &ni, &m, leaf);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    const mpitopo_network_t *net = NULL;
+    const int *end_node = NULL;
+    mpitopo__nodeinfo_network(ni, &net, &end_node);
+    *d = (mpitopo__coll_dist_t){.machine = m, .network = net, .end_node = end_node};
+    return MPITOPO_SUCCESS;
+}
+
 static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double bytes, int *key,
                   const char *func)
 {
@@ -259,16 +277,11 @@ static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double byte
         snprintf(o->note, sizeof o->note, "rdmh needs a power of two, %d processes", p);
         return MPITOPO_SUCCESS;
     }
-    const mpitopo_nodeinfo_t *ni;
-    const mpitopo_machine_t *m;
+    mpitopo__coll_dist_t d;
     const int *leaf;
-    int rc = mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf);
+    int rc = comm_dist(s->user, &d, &leaf);
     if (rc != MPITOPO_SUCCESS)
         return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
-    const mpitopo_network_t *net = NULL;
-    const int *end_node = NULL;
-    mpitopo__nodeinfo_network(ni, &net, &end_node);
-    mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
     int *lleaf = mpitopo__malloc_array((size_t)p, 2 * sizeof(int));
     if (!lleaf)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d leaves", p);
@@ -401,18 +414,13 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
         maxl = cnt[n] > maxl ? cnt[n] : maxl;
     }
     if (s->nnodes > 1 && minl > 1) {
-        const mpitopo_nodeinfo_t *ni;
-        const mpitopo_machine_t *m;
+        mpitopo__coll_dist_t d;
         const int *leaf;
-        rc = mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf);
+        rc = comm_dist(s->user, &d, &leaf);
         if (rc != MPITOPO_SUCCESS) {
             mpitopo__free(cnt);
             return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
         }
-        const mpitopo_network_t *net = NULL;
-        const int *end_node = NULL;
-        mpitopo__nodeinfo_network(ni, &net, &end_node);
-        mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
         double cflat, cg, cb, cl;
         rc = mpitopo__coll_cost((mpitopo__coll_alg_t)flat->alg, &d, p, leaf, flat->old_of_new,
                                 bytes, &cflat);
@@ -526,20 +534,15 @@ int mpitopo__gstate_hier(gstate_t *s, int heur_req, int binomial, double bytes,
     for (int n = 0; n < nn; n++)
         order[n] = n;
     if (heur_req != MPITOPO__GH_NONE && p > 2) {
-        const mpitopo_nodeinfo_t *ni;
-        const mpitopo_machine_t *m;
+        mpitopo__coll_dist_t d;
         const int *leaf;
-        rc = mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf);
+        rc = comm_dist(s->user, &d, &leaf);
         if (rc != MPITOPO_SUCCESS) {
             mpitopo__free(h);
             mpitopo__free(mem);
             mpitopo__free(work);
             return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
         }
-        const mpitopo_network_t *net = NULL;
-        const int *end_node = NULL;
-        mpitopo__nodeinfo_network(ni, &net, &end_node);
-        mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
         /* Leaders (the first rank of each node) in the order of their heuristic. */
         int *lead = mpitopo__malloc_array((size_t)nn, sizeof(int));
         if (lead) {
@@ -585,14 +588,9 @@ int mpitopo__gstate_hier(gstate_t *s, int heur_req, int binomial, double bytes,
     }
     /* The broadcast order (BBMH) inside each node, from rank order. */
     if (heur_req != MPITOPO__GH_NONE && binomial && p > 2) {
-        const mpitopo_nodeinfo_t *ni;
-        const mpitopo_machine_t *m;
+        mpitopo__coll_dist_t d;
         const int *leaf;
-        if (mpitopo__comm_machine_cached(s->user, &ni, &m, &leaf) == MPITOPO_SUCCESS) {
-            const mpitopo_network_t *net = NULL;
-            const int *end_node = NULL;
-            mpitopo__nodeinfo_network(ni, &net, &end_node);
-            mpitopo__coll_dist_t d = {.machine = m, .network = net, .end_node = end_node};
+        if (comm_dist(s->user, &d, &leaf) == MPITOPO_SUCCESS) {
             for (int k = 0; k < nn; k++) {
                 int L = h->first[k + 1] - h->first[k], *b = h->bslot + h->first[k];
                 /* Rank order first (the leader, the lowest rank, stays at 0). */
