@@ -37,6 +37,29 @@
 #define HOP_TAG 1801
 #define HEADER (4 * (int)sizeof(int))
 
+/* The two queues of an HHC (arrived messages, posted receives) are singly
+ * linked lists with a tail pointer, of two types: these write their
+ * operations once. Unlink x, which follows prev (NULL: x is the head). */
+#define QUEUE_UNLINK(head, tail, prev, x)                                                              \
+    do {                                                                                               \
+        if (prev)                                                                                      \
+            (prev)->next = (x)->next;                                                                  \
+        else                                                                                           \
+            (head) = (x)->next;                                                                        \
+        if ((tail) == (x))                                                                             \
+            (tail) = (prev);                                                                           \
+        (x)->next = NULL;                                                                              \
+    } while (0)
+/* Append x (its next already NULL) at the tail. */
+#define QUEUE_APPEND(head, tail, x)                                                                    \
+    do {                                                                                               \
+        if (tail)                                                                                      \
+            (tail)->next = (x);                                                                        \
+        else                                                                                           \
+            (head) = (x);                                                                              \
+        (tail) = (x);                                                                                  \
+    } while (0)
+
 /* Send the hop buf (header and payload, len bytes) one step towards its
  * destination node dst. */
 static int forward(mpitopo_hhc_t *h, char *buf, int len, int dst, mpitopo_hhc_request_t owner)
@@ -104,21 +127,11 @@ static int arrive(mpitopo_hhc_t *h, char *buf)
     for (mpitopo_hhc_request_t r = h->posted; r; prev = r, r = r->next) {
         if (!matches(r, m->src, m->tag))
             continue;
-        if (prev)
-            prev->next = r->next;
-        else
-            h->posted = r->next;
-        if (h->posted_tail == r)
-            h->posted_tail = prev;
-        r->next = NULL;
+        QUEUE_UNLINK(h->posted, h->posted_tail, prev, r);
         deliver(h, r, m);
         return MPITOPO_SUCCESS;
     }
-    if (h->arrived_tail)
-        h->arrived_tail->next = m;
-    else
-        h->arrived = m;
-    h->arrived_tail = m;
+    QUEUE_APPEND(h->arrived, h->arrived_tail, m);
     return MPITOPO_SUCCESS;
 }
 
@@ -278,13 +291,7 @@ static hhc_msg_t *take(mpitopo_hhc_t *h, int src, int tag)
     for (hhc_msg_t *m = h->arrived; m; prev = m, m = m->next) {
         if ((src >= 0 && m->src != src) || (tag != MPI_ANY_TAG && m->tag != tag))
             continue;
-        if (prev)
-            prev->next = m->next;
-        else
-            h->arrived = m->next;
-        if (h->arrived_tail == m)
-            h->arrived_tail = prev;
-        m->next = NULL;
+        QUEUE_UNLINK(h->arrived, h->arrived_tail, prev, m);
         return m;
     }
     return NULL;
@@ -334,11 +341,7 @@ static int irecv_impl(const char *fn, void *buf, int count, MPI_Datatype type, l
     if (m) {
         deliver(h, r, m);
     } else {
-        if (h->posted_tail)
-            h->posted_tail->next = r;
-        else
-            h->posted = r;
-        h->posted_tail = r;
+        QUEUE_APPEND(h->posted, h->posted_tail, r);
     }
     *out = r;
     /* Then move what came (r may be matched by it). */
@@ -362,13 +365,7 @@ static void unpost(mpitopo_hhc_t *h, mpitopo_hhc_request_t r)
     mpitopo_hhc_request_t prev = NULL;
     for (mpitopo_hhc_request_t q = h->posted; q; prev = q, q = q->next)
         if (q == r) {
-            if (prev)
-                prev->next = r->next;
-            else
-                h->posted = r->next;
-            if (h->posted_tail == r)
-                h->posted_tail = prev;
-            r->next = NULL;
+            QUEUE_UNLINK(h->posted, h->posted_tail, prev, r);
             return;
         }
 }
