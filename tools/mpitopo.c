@@ -625,6 +625,25 @@ static int network_metrics(const mpitopo_machine_t *machine, const mpitopo_patte
     return status;
 }
 
+/* What the mappers of eval share: the launch placement of --placement in
+ * launch (allocated: whether the caller's arrays all were) and the map
+ * options. 0, or the exit status after saying what failed. */
+static int eval_options(const eval_args_t *a, const mpitopo_machine_t *machine, int nprocs, int *launch,
+                        int allocated, mpitopo_map_options_t *opt)
+{
+    int rc, status = 0;
+    if (!allocated)
+        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
+    else if ((rc = mpitopo_placement(machine, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
+        status = fail(a->c.placement_opt, rc);
+    *opt = (mpitopo_map_options_t)MPITOPO_MAP_OPTIONS_INIT;
+    opt->weight = a->c.weight;
+    opt->seed = a->c.seed;
+    opt->launch = launch;
+    opt->never_worse = a->never_worse;
+    return status;
+}
+
 static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                        result_t *results, int *nresults)
 {
@@ -640,18 +659,8 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
     mpitopo_pattern_nprocs(pattern, &nprocs);
     int *launch = malloc(((size_t)nprocs + 1) * sizeof *launch);
     int *leaves = malloc(((size_t)nprocs + 1) * sizeof *leaves);
-    int status = 0;
-    if (!launch || !leaves) {
-        fprintf(stderr, "mpitopo: out of memory\n");
-        status = 1;
-    } else if ((rc = mpitopo_placement(machine, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS) {
-        status = fail(a->c.placement_opt, rc);
-    }
-    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
-    opt.weight = a->c.weight;
-    opt.seed = a->c.seed;
-    opt.launch = launch;
-    opt.never_worse = a->never_worse;
+    mpitopo_map_options_t opt;
+    int status = eval_options(a, machine, nprocs, launch, launch && leaves, &opt);
     int n = 0;
     for (int i = 0; i < *nresults && !status; i++) {
         result_t *r = &results[n];
@@ -705,15 +714,8 @@ static int run_gpu_mappers(const eval_args_t *a, const mpitopo_machine_t *machin
     int *launch = malloc(((size_t)nprocs + 1) * sizeof *launch);
     int *leaves = malloc(((size_t)nprocs + 1) * sizeof *leaves);
     int *gpu_of = malloc(((size_t)nprocs + 1) * sizeof *gpu_of);
-    if (!launch || !leaves || !gpu_of)
-        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
-    else if ((rc = mpitopo_placement(machine, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
-        status = fail(a->c.placement_opt, rc);
-    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
-    opt.weight = a->c.weight;
-    opt.seed = a->c.seed;
-    opt.launch = launch;
-    opt.never_worse = a->never_worse;
+    mpitopo_map_options_t opt;
+    status = eval_options(a, machine, nprocs, launch, launch && leaves && gpu_of, &opt);
     for (int i = 0; i < nspecs && !status; i++) {
         result_t *r = &results[n];
         memset(r, 0, sizeof *r);
