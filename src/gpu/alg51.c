@@ -352,6 +352,22 @@ static void exchange(int *pe_of, int *owner, const int *pa, const int *pb, int l
     }
 }
 
+/* One move of the local search: exchange the PEs pa[] and pb[] (len each),
+ * kept when it lowers the cost *cur (then the new cost), else undone.
+ * Whether it was kept. */
+static int try_exchange(const mpitopo__ptree_t *t, const edges_t *e, int n, const double *off, int *pe_of,
+                        int *owner, double *load, const int *pa, const int *pb, int len, lex_t *cur)
+{
+    exchange(pe_of, owner, pa, pb, len);
+    lex_t c = lex_cost(t, e, n, off, pe_of, load);
+    if (lex_less(c, *cur)) {
+        *cur = c;
+        return 1;
+    }
+    exchange(pe_of, owner, pa, pb, len);
+    return 0;
+}
+
 /* Local search on the lexicographic cost (lex_cost): exchanges the PEs of
  * two processes, or moves one to a free PE, and exchanges the contents of
  * two disjoint subtrees of as many PEs (their k-th PEs in PE order), which
@@ -397,13 +413,7 @@ static int refine(const mpitopo__ptree_t *t, int n, const double *vol, const dou
                 int old = pe_of[i];
                 if (pe == old || (owner[pe] >= 0 && owner[pe] < i))
                     continue; /* an exchange with a lower process: tried from it */
-                exchange(pe_of, owner, &old, &pe, 1);
-                lex_t c = lex_cost(t, &e, n, off, pe_of, load);
-                if (lex_less(c, cur)) {
-                    cur = c;
-                    better = 1;
-                } else
-                    exchange(pe_of, owner, &old, &pe, 1);
+                better |= try_exchange(t, &e, n, off, pe_of, owner, load, &old, &pe, 1, &cur);
             }
         for (int u = 1; u < t->nvert; u++) {
             int len = s.start[u + 1] - s.start[u];
@@ -418,13 +428,7 @@ static int refine(const mpitopo__ptree_t *t, int n, const double *vol, const dou
                     busy = owner[pa[k]] >= 0 || owner[pb[k]] >= 0;
                 if (!busy)
                     continue;
-                exchange(pe_of, owner, pa, pb, len);
-                lex_t c = lex_cost(t, &e, n, off, pe_of, load);
-                if (lex_less(c, cur)) {
-                    cur = c;
-                    better = 1;
-                } else
-                    exchange(pe_of, owner, pa, pb, len);
+                better |= try_exchange(t, &e, n, off, pe_of, owner, load, pa, pb, len, &cur);
             }
         }
     }
