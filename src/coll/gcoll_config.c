@@ -229,7 +229,7 @@ int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_cache_t *cache, mpitopo__gco
     }
     int rc = mpitopo__gconf_parse(text, c, where, func);
     if (rc == MPITOPO_SUCCESS && cache && strlen(key) < sizeof cache->text) {
-        snprintf(cache->text, sizeof cache->text, "%s", key);
+        memcpy(cache->text, key, strlen(key) + 1); /* fits: checked above */
         cache->conf = *c;
         cache->valid = 1;
     }
