@@ -293,6 +293,14 @@ static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double byte
         rc = mpitopo__coll_cost(alg, &d, p, lleaf, NULL, bytes, &o->cost0);
     if (rc == MPITOPO_SUCCESS)
         rc = mpitopo__coll_cost(alg, &d, p, lleaf, lold, bytes, &o->cost1);
+    /* The reordered order also pays the step that puts the blocks in its
+     * order (initComm; the ring stores blocks in place, bcast and allreduce
+     * have no vector output), which the original order does not. */
+    double perm = 0;
+    if (rc == MPITOPO_SUCCESS && (alg == MPITOPO__COLL_ALG_ALLGATHER_RD || alg == MPITOPO__COLL_ALG_ALLGATHER_BRUCK ||
+                                  alg == MPITOPO__COLL_ALG_GATHER_BINOMIAL))
+        rc = mpitopo__coll_perm_cost(&d, p, lleaf, lold, bytes, &perm);
+    o->cost1 += perm;
     if (rc != MPITOPO_SUCCESS) {
         /* The same on every process (deterministic): keep the order. */
         snprintf(o->note, sizeof o->note, "%s", mpitopo_last_error());

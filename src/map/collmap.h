@@ -76,4 +76,13 @@ typedef enum mpitopo__coll_alg {
 int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, int p, const int *leaf_of_rank,
                        const int *old_of_new, double block_bytes, double *cost);
 
+/* The cost, in the same model, of the one exchange that puts the blocks in
+ * the reordered communicator's order before the algorithm (initComm, thesis
+ * 4.2.3): old rank j's block (block_bytes) from the process that now has
+ * new rank new_of_old[j] to the one at new rank j, as one stage. The MPI
+ * layer adds it to a reordered allgather (RD, Bruck) or gather before it
+ * compares with the original order, which needs no such step. */
+int mpitopo__coll_perm_cost(const mpitopo__coll_dist_t *d, int p, const int *leaf_of_rank, const int *old_of_new,
+                            double block_bytes, double *cost);
+
 #endif

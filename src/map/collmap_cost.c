@@ -179,3 +179,52 @@ int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, i
     mpitopo__free(st.level);
     return rc;
 }
+
+int mpitopo__coll_perm_cost(const mpitopo__coll_dist_t *d, int p, const int *leaf_of_rank, const int *old_of_new,
+                            double block_bytes, double *cost)
+{
+    static const char *const fn = "mpitopo__coll_perm_cost";
+    if (!d || !d->machine || !leaf_of_rank || !old_of_new || !cost)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "an argument is NULL");
+    if (p < 1 || !(block_bytes >= 0) || isinf(block_bytes))
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "p = %d, block_bytes = %g", p, block_bytes);
+    const mpitopo_machine_t *m = d->machine;
+    cost_ctx_t c = {d, leaf_of_rank, old_of_new, {NULL}};
+    int *new_of_old = mpitopo__malloc_array((size_t)p, sizeof(int));
+    stage_t st = {0,
+                  mpitopo__malloc_array((size_t)p, sizeof(int)),
+                  mpitopo__malloc_array((size_t)p, sizeof(int)),
+                  mpitopo__malloc_array((size_t)p, sizeof(double)),
+                  mpitopo__malloc_array((size_t)p, sizeof(int)),
+                  mpitopo__malloc_array((size_t)p, sizeof(int))};
+    int rc = new_of_old && st.src && st.dst && st.bytes && st.exit && st.level ? MPITOPO_SUCCESS
+                                                                                : MPITOPO_NOMEM("a stage");
+    for (int r = 0; r < p && rc == MPITOPO_SUCCESS; r++) {
+        if (old_of_new[r] < 0 || old_of_new[r] >= p || leaf_of_rank[old_of_new[r]] < 0 ||
+            leaf_of_rank[old_of_new[r]] >= m->nleaves)
+            rc = MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "old_of_new[%d] = %d is not a rank with a leaf", r,
+                                 old_of_new[r]);
+        else
+            new_of_old[old_of_new[r]] = r;
+    }
+    for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++)
+        if (!(c.count[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *c.count[l])))
+            rc = MPITOPO_NOMEM("the message counts");
+    if (rc == MPITOPO_SUCCESS) {
+        /* old rank j's block goes from the process now at new rank
+         * new_of_old[j] to the process at new rank j */
+        for (int j = 0; j < p; j++)
+            if (new_of_old[j] != j)
+                add(&st, new_of_old[j], j, block_bytes);
+        *cost = stage_cost(&c, &st);
+    }
+    for (int l = 0; l < m->nlevels; l++)
+        mpitopo__free(c.count[l]);
+    mpitopo__free(new_of_old);
+    mpitopo__free(st.src);
+    mpitopo__free(st.dst);
+    mpitopo__free(st.bytes);
+    mpitopo__free(st.exit);
+    mpitopo__free(st.level);
+    return rc;
+}

@@ -454,6 +454,20 @@ static void cost_model(void **state)
     FAILS(mpitopo__coll_cost((mpitopo__coll_alg_t)42, &d, 8, leaf, NULL, 1, &c), MPITOPO_ERR_ARG, "alg = 42");
     FAILS(mpitopo__coll_cost(MPITOPO__COLL_ALG_ALLGATHER_RING, &d, 8, NULL, NULL, 1, &c), MPITOPO_ERR_ARG,
           "leaf_of_rank");
+    /* The initComm exchange: nothing to move for the identity; on "block", swapping ranks 1 and 4
+     * (sockets 0 and 1 of node 0, distance 2, one 1 KiB message each way leaving its socket alone)
+     * costs 2 * (1 + 1) = 4; a permutation that is not one fails. */
+    OK(mpitopo_placement(m, 8, "block", leaf));
+    for (int j = 0; j < 8; j++)
+        ord[j] = j;
+    OK(mpitopo__coll_perm_cost(&d, 8, leaf, ord, 1024, &c));
+    assert_true(c == 0);
+    ord[1] = 4;
+    ord[4] = 1;
+    OK(mpitopo__coll_perm_cost(&d, 8, leaf, ord, 1024, &c));
+    assert_true(fabs(c - 4.0) < 1e-12);
+    ord[4] = 9;
+    FAILS(mpitopo__coll_perm_cost(&d, 8, leaf, ord, 1024, &c), MPITOPO_ERR_ARG, "old_of_new[4] = 9");
     free(leaf);
     free(ord);
     mpitopo_machine_destroy(&m);
