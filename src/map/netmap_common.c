@@ -181,7 +181,7 @@ static int part_graph(mpitopo__netmap_t *nm)
 
 int mpitopo__netmap_setup(mpitopo__netmap_t *nm, const char *name, const mpitopo_machine_t *machine,
                           const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
-                          const mpitopo__map_net_t *net, int *leaf_of_proc, int *trivial)
+                          const mpitopo__map_net_t *net, const int *part, int *leaf_of_proc, int *trivial)
 {
     memset(nm, 0, sizeof *nm);
     *trivial = 0;
@@ -199,7 +199,13 @@ int mpitopo__netmap_setup(mpitopo__netmap_t *nm, const char *name, const mpitopo
         return nm->nprocs ? mpitopo__map_tree(machine, pattern, NULL, options, leaf_of_proc) : MPITOPO_SUCCESS;
     }
     int rc = setup_nodes(nm, net->end_node);
-    if (rc == MPITOPO_SUCCESS)
+    if (rc == MPITOPO_SUCCESS && part) {
+        nm->part = mpitopo__malloc_array((size_t)nm->nprocs, sizeof *nm->part);
+        if (nm->part)
+            memcpy(nm->part, part, (size_t)nm->nprocs * sizeof *nm->part);
+        else
+            rc = MPITOPO_NOMEM("the parts");
+    } else if (rc == MPITOPO_SUCCESS)
         rc = partition(nm, options);
     if (rc == MPITOPO_SUCCESS)
         rc = part_graph(nm);
@@ -317,9 +323,16 @@ int mpitopo__netmap_run(const char *name, mpitopo__netmap_place_fn place, const 
                         const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
                         const mpitopo__map_net_t *net, int *leaf_of_proc)
 {
+    return mpitopo__netmap_run_parts(name, place, machine, pattern, options, net, NULL, leaf_of_proc);
+}
+
+int mpitopo__netmap_run_parts(const char *name, mpitopo__netmap_place_fn place, const mpitopo_machine_t *machine,
+                              const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                              const mpitopo__map_net_t *net, const int *part, int *leaf_of_proc)
+{
     mpitopo__netmap_t nm;
     int trivial, *node_of = NULL;
-    int rc = mpitopo__netmap_setup(&nm, name, machine, pattern, options, net, leaf_of_proc, &trivial);
+    int rc = mpitopo__netmap_setup(&nm, name, machine, pattern, options, net, part, leaf_of_proc, &trivial);
     if (rc == MPITOPO_SUCCESS && !trivial) {
         node_of = mpitopo__malloc_array((size_t)nm.nn, sizeof *node_of);
         rc = node_of ? place(&nm, node_of) : MPITOPO_NOMEM("the nodes of the parts");

@@ -87,3 +87,10 @@ int mpitopo__map_netgreedy(const mpitopo_machine_t *machine, const mpitopo_patte
     (void)args;
     return mpitopo__netmap_run("greedy", greedy, machine, pattern, options, net, leaf_of_proc);
 }
+
+int mpitopo__netgreedy_parts(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                             const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, const int *part,
+                             int *leaf_of_proc)
+{
+    return mpitopo__netmap_run_parts("greedy", greedy, machine, pattern, options, net, part, leaf_of_proc);
+}

@@ -42,14 +42,16 @@ typedef struct mpitopo__netmap {
  * (none: MPITOPO_ERR_ARG "<name> needs a network"), the nodes in use
  * (more than MPITOPO__NETMAP_MAX_NODES: MPITOPO_ERR_RANGE), partitions the
  * processes by the tree mapper on the flattened machine "node x slots",
- * builds the part graph and the distances. *trivial is set (and nothing
+ * builds the part graph and the distances; part (not NULL) gives the
+ * parts instead (numbered like the nodes in use, each of its node's size:
+ * ptram's own). *trivial is set (and nothing
  * else to do but mpitopo__netmap_free) when the answer needs no network:
  * no process, or a machine without a node level (then leaf_of_proc is
  * already the tree mapper's placement).
  */
 int mpitopo__netmap_setup(mpitopo__netmap_t *nm, const char *name, const mpitopo_machine_t *machine,
                           const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
-                          const mpitopo__map_net_t *net, int *leaf_of_proc, int *trivial);
+                          const mpitopo__map_net_t *net, const int *part, int *leaf_of_proc, int *trivial);
 void mpitopo__netmap_free(mpitopo__netmap_t *nm);
 
 /* The distance between nodes in use n and m. */
@@ -75,6 +77,14 @@ typedef int (*mpitopo__netmap_place_fn)(const mpitopo__netmap_t *nm, int *node_o
 int mpitopo__netmap_run(const char *name, mpitopo__netmap_place_fn place, const mpitopo_machine_t *machine,
                         const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
                         const mpitopo__map_net_t *net, int *leaf_of_proc);
+/* The same from given parts (see mpitopo__netmap_setup). */
+int mpitopo__netmap_run_parts(const char *name, mpitopo__netmap_place_fn place, const mpitopo_machine_t *machine,
+                              const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *options,
+                              const mpitopo__map_net_t *net, const int *part, int *leaf_of_proc);
+/* Hoefler and Snir's greedy placement of given parts (ptram's start). */
+int mpitopo__netgreedy_parts(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                             const mpitopo_map_options_t *options, const mpitopo__map_net_t *net, const int *part,
+                             int *leaf_of_proc);
 
 /*
  * Reverse Cuthill-McKee order of the undirected graph (off, adj) of n

@@ -1006,10 +1006,11 @@ static int launch_parts(const ptram_t *t, const int *launch, int **parts)
 }
 
 /* Parts from the placement of the machine-level mapper `spec` (block
- * launch, no guard); NULL when it fails or does not fill the nodes in use
+ * launch, no guard; "greedy": Hoefler and Snir's placement of the parts
+ * `part`, ptram's own, instead of partitioning again); NULL when it fails or does not fill the nodes in use
  * (the optional start is then left out, its message cleared). */
 static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, const char *spec,
-                        const int *end_node, int **parts)
+                        const int *end_node, const int *part, int **parts)
 {
     *parts = NULL;
     int *leaf = mpitopo__malloc_array((size_t)t->nprocs, sizeof *leaf);
@@ -1020,7 +1021,7 @@ static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, 
     o.never_worse = 0;
     const mpitopo__map_net_t net = {t->net, end_node};
     int rc = strcmp(spec, "greedy") ? mpitopo_map(spec, t->m, t->pat, &o, leaf, NULL)
-                                    : mpitopo__map_netgreedy(t->m, t->pat, NULL, &o, &net, leaf);
+                                    : mpitopo__netgreedy_parts(t->m, t->pat, &o, &net, part, leaf);
     if (rc == MPITOPO_SUCCESS)
         rc = launch_parts(t, leaf, parts);
     else if (rc != MPITOPO_ERR_NOMEM) {
@@ -1100,13 +1101,13 @@ static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, const int
     if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
         rc = launch_parts(t, launch, &parts[START_LAUNCH]);
     if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
-        rc = mapper_parts(t, options, "cart", end_node, &parts[START_CART]);
+        rc = mapper_parts(t, options, "cart", end_node, NULL, &parts[START_CART]);
 #ifdef MPITOPO_HAVE_METIS
     if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY])
-        rc = mapper_parts(t, options, "metis", end_node, &parts[START_METIS]);
+        rc = mapper_parts(t, options, "metis", end_node, NULL, &parts[START_METIS]);
 #endif
     if (rc == MPITOPO_SUCCESS && more && parts[START_GREEDY] && t->nn <= MPITOPO__NETMAP_MAX_NODES)
-        rc = mapper_parts(t, options, "greedy", end_node, &parts[START_HS]);
+        rc = mapper_parts(t, options, "greedy", end_node, parts[START_GREEDY], &parts[START_HS]);
     st->t_part = now() - t0;
     double h[NSTARTS + 1], mc[NSTARTS + 1];
     for (int i = 0; i <= NSTARTS; i++)
