@@ -25,7 +25,7 @@ static const struct entry {
     {{"tree", "any pattern: best of top-down exact-capacity bisection + FM and bottom-up TreeMatch grouping; "
               "tree:topdown, tree:bottomup run one", 0}, mpitopo__map_tree, 1, NULL},
     {{"ptram", "needs a network (--network): topology- and routing-aware mapping (thesis ch. 3), parts per node "
-               "placed greedily and swapped to lower hop-bytes + congestion; "
+               "placed greedily and swapped to lower hop-bytes + congestion, the lowest MC of several starts; "
                "ptram:w=1,1,1,1:k=8:rounds=10:part=auto|scotch|tree|none[:blind][:norm][:strict]", 0},
      NULL, 1, mpitopo__map_ptram},
     {{"greedy", "needs a network (--network): Hoefler & Snir's greedy (LibTopoMap), parts per node, the heaviest "
