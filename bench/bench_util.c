@@ -14,6 +14,25 @@ int bench_parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int bench_parse_sizes(const char *s, long *min, long *max)
+{
+    char buf[64];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    char *colon = strchr(buf, ':');
+    if (!colon) {
+        *min = 1;
+        return bench_parse_long(buf, 1, 1L << 26, max) || !is_pow2(*max) ? -1 : 0;
+    }
+    *colon = '\0';
+    if (bench_parse_long(buf, 1, 1L << 26, min) || bench_parse_long(colon + 1, 1, 1L << 26, max))
+        return -1;
+    return is_pow2(*min) && is_pow2(*max) && *min <= *max ? 0 : -1;
+}
+
 int bench_parse_names(const char *s, const char *const *names, const char *const *alias, int n, int *use)
 {
     char buf[256];

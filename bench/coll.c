@@ -125,23 +125,6 @@ static void usage(FILE *f)
 
 static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
-static int parse_sizes(const char *s, long *min, long *max)
-{
-    char buf[64];
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    char *colon = strchr(buf, ':');
-    if (!colon) {
-        *min = 1;
-        return bench_parse_long(buf, 1, 1L << 26, max) || !is_pow2(*max) ? -1 : 0;
-    }
-    *colon = '\0';
-    if (bench_parse_long(buf, 1, 1L << 26, min) || bench_parse_long(colon + 1, 1, 1L << 26, max))
-        return -1;
-    return is_pow2(*min) && is_pow2(*max) && *min <= *max ? 0 : -1;
-}
-
 static int parse_args(int argc, char **argv, options_t *o)
 {
     long v;
@@ -178,7 +161,7 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             break;
         case 'm':
-            if (parse_sizes(optarg, &o->min, &o->max))
+            if (bench_parse_sizes(optarg, &o->min, &o->max))
                 return -1;
             break;
         case 'i':

@@ -44,6 +44,7 @@
  *   mpirun -n 64 neighbor [-N cart:8x8:1] [-c allgather,alltoall] [-m 1:65536]
  *                         [-i 100] [-x 10] [-f blocking,...] [-s linear] [-h]
  */
+#include "bench_util.h"
 #include <mpitopo.h>
 
 #include <getopt.h>
@@ -151,35 +152,6 @@ static void usage(FILE *f)
                "  -h          this help\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
-
-static int parse_sizes(const char *s, long *min, long *max)
-{
-    char buf[64];
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    char *colon = strchr(buf, ':');
-    if (!colon) {
-        *min = 1;
-        return parse_long(buf, 1, 1L << 26, max) || !is_pow2(*max) ? -1 : 0;
-    }
-    *colon = '\0';
-    if (parse_long(buf, 1, 1L << 26, min) || parse_long(colon + 1, 1, 1L << 26, max))
-        return -1;
-    return is_pow2(*min) && is_pow2(*max) && *min <= *max ? 0 : -1;
-}
-
 static int parse_ops(const char *s, options_t *o)
 {
     char buf[64];
@@ -246,16 +218,16 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             break;
         case 'm':
-            if (parse_sizes(optarg, &o->min, &o->max))
+            if (bench_parse_sizes(optarg, &o->min, &o->max))
                 return -1;
             break;
         case 'i':
-            if (parse_long(optarg, 1, 1000000, &v))
+            if (bench_parse_long(optarg, 1, 1000000, &v))
                 return -1;
             o->iters = (int)v;
             break;
         case 'x':
-            if (parse_long(optarg, 0, 1000000, &v))
+            if (bench_parse_long(optarg, 0, 1000000, &v))
                 return -1;
             o->warmup = (int)v;
             break;
@@ -382,7 +354,7 @@ static MPI_Comm make_topology(const char *topo)
     if (!strncmp(topo, "cart:", 5)) {
         long r;
         if (parse_dims(topo + 5, &ndims, dims, &end) || *end != ':' ||
-            parse_long(end + 1, 1, 64, &r)) {
+            bench_parse_long(end + 1, 1, 64, &r)) {
             snprintf(msg, sizeof msg,
                      "-N %s: expected cart:DIMS:R, DIMS multiplying to %d processes", topo,
                      nprocs);
