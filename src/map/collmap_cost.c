@@ -133,6 +133,35 @@ static double algorithm_cost(cost_ctx_t *c, mpitopo__coll_alg_t alg, int p, doub
     return total;
 }
 
+/* The scratch of one evaluation: a stage of up to p messages and the
+ * per-unit message counts of every level. */
+static int scratch_open(cost_ctx_t *c, stage_t *st, int p)
+{
+    const mpitopo_machine_t *m = c->d->machine;
+    *st = (stage_t){0,
+                    mpitopo__malloc_array((size_t)p, sizeof(int)),
+                    mpitopo__malloc_array((size_t)p, sizeof(int)),
+                    mpitopo__malloc_array((size_t)p, sizeof(double)),
+                    mpitopo__malloc_array((size_t)p, sizeof(int)),
+                    mpitopo__malloc_array((size_t)p, sizeof(int))};
+    int rc = st->src && st->dst && st->bytes && st->exit && st->level ? MPITOPO_SUCCESS : MPITOPO_NOMEM("a stage");
+    for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++)
+        if (!(c->count[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *c->count[l])))
+            rc = MPITOPO_NOMEM("the message counts");
+    return rc;
+}
+
+static void scratch_close(cost_ctx_t *c, stage_t *st)
+{
+    for (int l = 0; l < c->d->machine->nlevels; l++)
+        mpitopo__free(c->count[l]);
+    mpitopo__free(st->src);
+    mpitopo__free(st->dst);
+    mpitopo__free(st->bytes);
+    mpitopo__free(st->exit);
+    mpitopo__free(st->level);
+}
+
 int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, int p, const int *leaf_of_rank,
                        const int *old_of_new, double block_bytes, double *cost)
 {
@@ -156,27 +185,12 @@ int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, i
     }
     if ((int)alg < MPITOPO__COLL_ALG_ALLGATHER_RD || alg > MPITOPO__COLL_ALG_ALLREDUCE_RD)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "alg = %d is not an algorithm", (int)alg);
-    const mpitopo_machine_t *m = d->machine;
     cost_ctx_t c = {d, leaf_of_rank, old_of_new, {NULL}};
-    stage_t st = {0,
-                  mpitopo__malloc_array((size_t)p, sizeof(int)),
-                  mpitopo__malloc_array((size_t)p, sizeof(int)),
-                  mpitopo__malloc_array((size_t)p, sizeof(double)),
-                  mpitopo__malloc_array((size_t)p, sizeof(int)),
-                  mpitopo__malloc_array((size_t)p, sizeof(int))};
-    int rc = st.src && st.dst && st.bytes && st.exit && st.level ? MPITOPO_SUCCESS : MPITOPO_NOMEM("a stage");
-    for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++)
-        if (!(c.count[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *c.count[l])))
-            rc = MPITOPO_NOMEM("the message counts");
+    stage_t st;
+    int rc = scratch_open(&c, &st, p);
     if (rc == MPITOPO_SUCCESS)
         *cost = algorithm_cost(&c, alg, p, block_bytes, &st);
-    for (int l = 0; l < m->nlevels; l++)
-        mpitopo__free(c.count[l]);
-    mpitopo__free(st.src);
-    mpitopo__free(st.dst);
-    mpitopo__free(st.bytes);
-    mpitopo__free(st.exit);
-    mpitopo__free(st.level);
+    scratch_close(&c, &st);
     return rc;
 }
 
@@ -190,15 +204,11 @@ int mpitopo__coll_perm_cost(const mpitopo__coll_dist_t *d, int p, const int *lea
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "p = %d, block_bytes = %g", p, block_bytes);
     const mpitopo_machine_t *m = d->machine;
     cost_ctx_t c = {d, leaf_of_rank, old_of_new, {NULL}};
+    stage_t st;
+    int rc = scratch_open(&c, &st, p);
     int *new_of_old = mpitopo__malloc_array((size_t)p, sizeof(int));
-    stage_t st = {0,
-                  mpitopo__malloc_array((size_t)p, sizeof(int)),
-                  mpitopo__malloc_array((size_t)p, sizeof(int)),
-                  mpitopo__malloc_array((size_t)p, sizeof(double)),
-                  mpitopo__malloc_array((size_t)p, sizeof(int)),
-                  mpitopo__malloc_array((size_t)p, sizeof(int))};
-    int rc = new_of_old && st.src && st.dst && st.bytes && st.exit && st.level ? MPITOPO_SUCCESS
-                                                                                : MPITOPO_NOMEM("a stage");
+    if (rc == MPITOPO_SUCCESS && !new_of_old)
+        rc = MPITOPO_NOMEM("the inverse order");
     for (int r = 0; r < p && rc == MPITOPO_SUCCESS; r++) {
         if (old_of_new[r] < 0 || old_of_new[r] >= p || leaf_of_rank[old_of_new[r]] < 0 ||
             leaf_of_rank[old_of_new[r]] >= m->nleaves)
@@ -207,9 +217,6 @@ int mpitopo__coll_perm_cost(const mpitopo__coll_dist_t *d, int p, const int *lea
         else
             new_of_old[old_of_new[r]] = r;
     }
-    for (int l = 0; l < m->nlevels && rc == MPITOPO_SUCCESS; l++)
-        if (!(c.count[l] = mpitopo__calloc((size_t)m->nunits[l], sizeof *c.count[l])))
-            rc = MPITOPO_NOMEM("the message counts");
     if (rc == MPITOPO_SUCCESS) {
         /* old rank j's block goes from the process now at new rank
          * new_of_old[j] to the process at new rank j */
@@ -218,13 +225,7 @@ int mpitopo__coll_perm_cost(const mpitopo__coll_dist_t *d, int p, const int *lea
                 add(&st, new_of_old[j], j, block_bytes);
         *cost = stage_cost(&c, &st);
     }
-    for (int l = 0; l < m->nlevels; l++)
-        mpitopo__free(c.count[l]);
+    scratch_close(&c, &st);
     mpitopo__free(new_of_old);
-    mpitopo__free(st.src);
-    mpitopo__free(st.dst);
-    mpitopo__free(st.bytes);
-    mpitopo__free(st.exit);
-    mpitopo__free(st.level);
     return rc;
 }
