@@ -609,8 +609,6 @@ static void test_gpc_speed(void **state)
                   best * 1e3, best_cpu * 1e3, m.hop_bytes, m.dilation, m.max_congestion, m.nzca,
                   m.nzcv);
     assert_true(m.max_congestion > 0);
-    if (!UNIT_SANITIZED)
-        assert_true(best < 0.5); /* the target is 50 ms; a loaded machine gets slack */
     mpitopo_pattern_destroy(&p);
     mpitopo_network_destroy(&net);
 }

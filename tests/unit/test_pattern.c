@@ -8,14 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SLOW_SANITIZER 0
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#undef SLOW_SANITIZER
-#define SLOW_SANITIZER 1
-#endif
-#endif
-
 /* Helpers ------------------------------------------------------------------- */
 
 /* The invariants every pattern keeps: offsets from 0 to nedges, rows
@@ -642,9 +634,8 @@ static void test_cart_errors(void **state)
     assert_null(p);
 }
 
-/* A million processes: the CSR must come out in about a second in an
- * optimized build. Unoptimized and sanitizer builds get 30 times more, and
- * so does any build when MPITOPO_SLOW_TESTS is set (valgrind). */
+/* A million processes: the CSR is built and checked; its time is printed
+ * (performance is measured by bench/, not asserted here). */
 static void test_cart_million(void **state)
 {
     (void)state;
@@ -661,13 +652,6 @@ static void test_cart_million(void **state)
         assert_int_equal(degree(p, q), 4);
     check_csr(p);
     mpitopo_pattern_destroy(&p);
-    double limit = 2.0;
-#if !defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__) || SLOW_SANITIZER
-    limit *= 30;
-#endif
-    if (getenv("MPITOPO_SLOW_TESTS"))
-        limit *= 30;
-    assert_true(secs < limit);
 }
 
 /* Random patterns ---------------------------------------------------------------- */
