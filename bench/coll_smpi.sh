@@ -2,7 +2,7 @@
 # bench/coll on a simulated fat-tree cluster (SimGrid SMPI): HOSTS hosts of
 # CORES cores (two sockets each, as mpitopo is told), one rank per core.
 #
-#   bench/coll_smpi.sh [-b BUILD] [-H HOSTS] [-c CORES] [-o OVERHEAD] [-- COLL-OPTIONS]
+#   bench/coll_smpi.sh [-b BUILD] [-H HOSTS] [-c CORES] [-o OVERHEAD] [-M MACHINE] [-- COLL-OPTIONS]
 #
 #   -b BUILD     output directory (default build/smpi): bench/smpi/build.sh
 #                builds the library there, this script links BUILD/coll
@@ -10,31 +10,40 @@
 #   -c CORES     cores per host (default 16)
 #   -o OVERHEAD  per-message software overhead, seconds (smpi/os, ois, or;
 #                default 1e-6, as bench/smpi/neighbor_run.sh; 0 = none)
+#   -M MACHINE   what mpitopo is told (MPITOPO_EMULATE, placement block):
+#                "sockets" (default) "switch:HOSTS/8 node:8 socket:2
+#                core:CORES/2"; "flat" "switch:HOSTS/8 node:8 core:CORES",
+#                the levels the simulated platform has (no sockets); or
+#                any description of HOSTS x CORES leaves
 #   COLL-OPTIONS default "-o allgather -a rd,ring -m 8:1024 -i 1 -x 0 -S"
 #                (SMPI is deterministic: one timed iteration is exact)
 #
 # The platform is bench/smpi/platform.sh's: a 2-level fat tree, 8 hosts per
 # leaf switch, full bisection, links 12.5 GB/s / 1 us, loopback 6 GB/s /
 # 0.3 us; ranks block over the hosts (hostfile hosts-block). SimGrid sees
-# hosts, not sockets: mpitopo is told the machine with MPITOPO_EMULATE =
-# "switch:8 node:HOSTS/8 socket:2 core:CORES/2" (placement block, the same
-# as the hostfile), so its distances see sockets and leaf switches, and
-# bench/coll builds the four layouts from it; but in the simulation two
-# sockets of a host cost the same (one loopback link), so bunch and
-# scatter differ only through the nodes and switches.
+# hosts, not sockets: by default mpitopo is told the machine with
+# MPITOPO_EMULATE = "switch:HOSTS/8 node:8 socket:2 core:CORES/2"
+# (placement block, the same as the hostfile), so its distances see
+# sockets and leaf switches, and bench/coll builds the four layouts from
+# it; but in the simulation two sockets of a host cost the same (one
+# loopback link), so bunch and scatter differ only through the nodes and
+# switches, and the model charges cross-socket traffic the platform does
+# not have. -M flat tells mpitopo only what the platform models (leaf
+# switches, hosts, cores); bunch and scatter are then the same layout.
 # The host MPI column is SMPI's own allgather (bcast, gather, allreduce)
 # with the algorithm given below; the benchmark's own barrier, allreduce,
 # bcast and reduce use fixed algorithms (see neighbor_run.sh for why).
 # No Scotch column (-S): bench/smpi/build.sh leaves the Scotch backend out.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build/smpi hosts=64 cores=16 overhead=1e-6
-while getopts "b:H:c:o:h" opt; do
+build=$root/build/smpi hosts=64 cores=16 overhead=1e-6 machine=sockets
+while getopts "b:H:c:o:M:h" opt; do
   case $opt in
   b) build=$OPTARG ;;
   H) hosts=$OPTARG ;;
   c) cores=$OPTARG ;;
   o) overhead=$OPTARG ;;
+  M) machine=$OPTARG ;;
   *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -71,7 +80,10 @@ smpicc "${flags[@]}" -o "$build/coll" "$build/obj/bench_coll.c.o" "$build/obj/be
 platform=$("$root/bench/smpi/platform.sh" "$build/platform" "$hosts" "$cores")
 tag=${hosts}x${cores}
 np=$((hosts * cores))
-machine="switch:$((hosts / 8)) node:8 socket:2 core:$((cores / 2))"
+case $machine in
+sockets) machine="switch:$((hosts / 8)) node:8 socket:2 core:$((cores / 2))" ;;
+flat) machine="switch:$((hosts / 8)) node:8 core:$cores" ;;
+esac
 smpi_cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/barrier:ompi_recursivedoubling
           --cfg=smpi/allreduce:rdb --cfg=smpi/bcast:binomial_tree --cfg=smpi/reduce:binomial
           --cfg=smpi/allgather:rdb --cfg=smpi/gather:ompi_binomial
