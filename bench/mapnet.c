@@ -22,6 +22,11 @@
  *   mapnet --network DESC --machine DESC --pattern DESC [--mappers LIST]
  *          [--reps N] [--title TEXT] [--nodes-dir DIR] [--verbose]
  *
+ * The last row, "bound", is no mapper: mpitopo_network_bound()'s true lower
+ * bounds on MC and hop-bytes over block's (every mapping is at or above
+ * them; "-" for patterns it knows no bound of), detailed on the line after
+ * the table (its injection and group parts, absolute).
+ *
  * --nodes-dir: for each mapper, DIR/<mapper>.nodes (':' and '=' in the
  * spec made '_'), the end node of every process, one line per process in
  * rank order: bench/smpi/mapnet_smpi.sh turns them into SMPI hostfiles, so
@@ -198,7 +203,20 @@ static double ratio(double x, double ref)
     return ref > 0 ? x / ref : x;
 }
 
-static void print_table(const char *title, int nprocs, int64_t nedges, const row_t *rows, int n)
+/* The "bound" row: mpitopo_network_bound()'s MC and hop-bytes over block's,
+ * the floor no mapping goes below ("-" where no bound is known). */
+static void print_bound(const mpitopo_network_bound_t *lb, const mpitopo_network_metrics_t *b)
+{
+    if (!lb->found) {
+        printf("| bound | - |  | - |  |  |  |  |  |  |  |  |  |\n");
+        return;
+    }
+    printf("| bound | %.3f |  | %.3f |  |  |  |  |  |  |  |  |  |\n", ratio(lb->hop_bytes, b->hop_bytes),
+           ratio(lb->max_congestion, b->max_congestion));
+}
+
+static void print_table(const char *title, int nprocs, int64_t nedges, const row_t *rows, int n,
+                        const mpitopo_network_bound_t *lb)
 {
     const mpitopo_network_metrics_t *b = &rows[0].m;
     printf("\n### %s\n\n", title);
@@ -220,6 +238,10 @@ static void print_table(const char *title, int nprocs, int64_t nedges, const row
             printf("  |  |  |  |\n");
         }
     }
+    print_bound(lb, b);
+    if (lb->found)
+        printf("\nbound: MC %.3f (injection %.3f, group %.3f at group level %d), hop-bytes %.0f\n",
+               lb->max_congestion, lb->injection, lb->group, lb->group_level, lb->hop_bytes);
     fflush(stdout);
 }
 
@@ -300,9 +322,14 @@ int main(int argc, char **argv)
             goto cleanup;
     int64_t nedges = 0;
     mpitopo_pattern_nedges(pat, &nedges);
+    mpitopo_network_bound_t lb;
+    if ((rc = mpitopo_network_bound(net, machine, NULL, pat, &lb)) != MPITOPO_SUCCESS) {
+        fail("mpitopo_network_bound", rc);
+        goto cleanup;
+    }
     char deftitle[256];
     snprintf(deftitle, sizeof deftitle, "%.100s on %.100s", pdesc, netdesc);
-    print_table(title ? title : deftitle, nprocs, nedges, rows, n);
+    print_table(title ? title : deftitle, nprocs, nedges, rows, n, &lb);
     status = 0;
 cleanup:
     free(specs);

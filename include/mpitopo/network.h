@@ -454,6 +454,59 @@ MPITOPO_API int mpitopo_network_evaluate(const mpitopo_network_t *network,
                                          const mpitopo_network_metrics_t *reference,
                                          mpitopo_network_metrics_t *metrics);
 
+/** @brief True lower bounds on the metrics of every mapping (see
+ * mpitopo_network_bound()). */
+typedef struct mpitopo_network_bound {
+    int found;             /**< 0: no bound known for this pattern (not Cartesian), the rest 0 */
+    double max_congestion; /**< no mapping has a lower MC: max(injection, group) */
+    double hop_bytes;      /**< nor fewer hop-bytes */
+    double injection;      /**< the MC bound of the nodes' own links */
+    double group;          /**< the best MC bound of a group level (0 if none) */
+    int group_level;       /**< that group level (as mpitopo_network_group()), -1 if none */
+} mpitopo_network_bound_t;
+
+/**
+ * @brief True lower bounds on the max congestion (MC) and the hop-bytes
+ * that any mapping of a pattern onto the nodes of a machine reaches, the
+ * machine's node u sitting on end node end_node[u] (the metrics of
+ * mpitopo_network_evaluate(), bytes as traffic, the network's routes).
+ *
+ * For a set A of the job's end nodes, its bytes to the other nodes cross a
+ * cut of channels taken from the routes themselves (for one node, its own
+ * links; for a switch subtree, the uplinks its routes use), so MC is at
+ * least the least traffic A can send (or receive) divided by the cut's
+ * capacity. The least traffic of a set of s processes is the grid's
+ * edge-isoperimetric bound (unit steps of the stencil only, so weaker on
+ * stencils with diagonal steps); it is known only for Cartesian patterns
+ * (mpitopo_pattern_cart()): for the others found = 0 and every bound is 0.
+ * The sets are the nodes (injection) and the job's nodes in each group of
+ * every group level (mpitopo_network_group()): a partly used switch counts
+ * only its job's nodes. When every leaf of the machine holds a process each
+ * set's size is known and the largest ratio is the bound; with fewer
+ * processes than leaves the occupancy is the mapping's choice and only the
+ * summed traffic over a level's sets, at the least per-process rate, is
+ * claimed. Hop-bytes: the traffic surely crossing each level times the
+ * shortest route that crosses it, level over level. src/network/bound.c
+ * proves both.
+ * Time O(levels * nodes^2 * route length), memory O(nodes + channels).
+ * @param[in] network the network
+ * @param[in] machine the machine: the processes go on its leaves, at most
+ *            one per leaf
+ * @param[in] end_node the distinct end node of every node of machine, or
+ *            NULL for node u on end node u
+ * @param[in] pattern the pattern, nprocs <= the machine's leaves
+ * @param[out] bound the bounds
+ * @retval MPITOPO_SUCCESS on success (also when found = 0)
+ * @retval MPITOPO_ERR_ARG NULL pointers, more processes than leaves
+ * @retval MPITOPO_ERR_RANGE an end node out of range, more nodes than end
+ *         nodes
+ * @retval MPITOPO_ERR_NOMEM out of memory
+ */
+MPITOPO_API int mpitopo_network_bound(const mpitopo_network_t *network,
+                                      const mpitopo_machine_t *machine, const int *end_node,
+                                      const mpitopo_pattern_t *pattern,
+                                      mpitopo_network_bound_t *bound);
+
 /** @} */
 
 #ifdef __cplusplus

@@ -260,6 +260,58 @@ static double bound_of(const mpitopo_machine_t *m, const lb_grid_t *g, int nproc
     return sum - open > 0 ? sum - open : 0;
 }
 
+/*
+ * One set of s processes, wherever it lies: the same bound without the
+ * global correction of open dimensions. Along an open dimension a part of
+ * a path that is neither empty nor whole has two neighbouring points, one
+ * in the set and one out; if the inner one steps +1 to the outer one, the
+ * set sends over the +1 step (and receives over the -1 step), otherwise
+ * the reverse. So each such line costs at least min(W+, W-) each way, a
+ * path held whole nothing, and at most floor(s / n_i) paths are whole: an
+ * open dimension of weight min(W+, W-) obeys the periodic rule above,
+ * whose whole-line reasoning (a whole line projects onto n_i lines along
+ * every other dimension) never used the wrap-around. Periodic dimensions
+ * are as above. The bound holds for the weight leaving the set and for
+ * the weight entering it (a partial cycle has a point whose -1 step, and
+ * one whose +1 step, comes from outside).
+ */
+static void lb_set_grid(const mpitopo__cart_t *c, int nprocs, mpitopo_weight_t weight, lb_grid_t *g)
+{
+    double w[MPITOPO_MAX_DIMS][2] = {{0}};
+    for (int o = 0; o < c->noffsets; o++) {
+        const int *off = c->offsets + (size_t)o * c->ndims;
+        int i = unit_step_dim(c, off);
+        if (i >= 0)
+            w[i][off[i] < 0] += mpitopo_edge_weight(weight, c->offset_bytes[o], c->offset_msgs[o]);
+    }
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < c->ndims; i++) {
+        if (c->dims[i] < 2)
+            continue;
+        g->n[g->d] = c->dims[i];
+        g->lines[g->d] = (double)nprocs / c->dims[i];
+        g->periodic[g->d] = 1;
+        g->w[g->d++] = c->periods[i] ? w[i][0] + w[i][1] : fmin(w[i][0], w[i][1]);
+    }
+}
+
+int mpitopo__cart_set_bound(const mpitopo_pattern_t *pat, mpitopo_weight_t weight, int size,
+                            int max_size, double *bound)
+{
+    *bound = 0;
+    if (!pat->cart || size < 0 || max_size < 0)
+        return 0;
+    lb_grid_t g;
+    lb_set_grid(pat->cart, pat->nprocs, weight, &g);
+    if (g.d == 0)
+        return 1;
+    double v = max_size > 0 ? least_rate(&g, max_size < pat->nprocs ? max_size : pat->nprocs)
+                            : (size > 0 && size <= pat->nprocs ? exact(&g, size) : 0);
+    /* Erring low a hair for the floating-point sums. */
+    *bound = v > 0 ? v * (1 - 1e-12) : 0;
+    return 1;
+}
+
 int mpitopo_cart_node_bound(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pat,
                             mpitopo_weight_t weight, mpitopo_node_bound_t *bound)
 {
