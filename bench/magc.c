@@ -13,7 +13,13 @@
  *   GPU HB  GPU hop-bytes, MiB x links;
  *   CPU off the CPU traffic leaving the busiest node, MiB, and
  *   CPU cost  the machine cost of C_cpu (both mpitopo_metrics_compute());
+ *   bound   a lower bound on the GPU MC of every mapping (mpitopo__gpu_bound(),
+ *           src/gpu/gpu_bound.c; '*' when some level's term is not the exact
+ *           minimum), in ms;
  *   time    per phase (nodes, cores, GPUs), ms, the smallest of --reps.
+ * A row "magc+nw" is magc with options.never_worse (as mpitopo_gpu_map()
+ * runs it: no worse than the default on GPU MC and on CPU cost). After each
+ * cluster a summary: default, magc, magc+nw and the bound per case.
  * Then the time of magc at --big-nodes x 16 GPUs (16 processes per node,
  * 3-D 7-point stencils on both sides).
  *
@@ -75,7 +81,8 @@ typedef struct result {
 } result_t;
 
 static result_t run(const char *spec, const mpitopo_machine_t *m, const mpitopo_gpus_t *g,
-                    const mpitopo_pattern_t *cpu, const mpitopo_pattern_t *gpu, int reps)
+                    const mpitopo_pattern_t *cpu, const mpitopo_pattern_t *gpu, int reps,
+                    const mpitopo_map_options_t *opt)
 {
     int n;
     mpitopo_pattern_nprocs(cpu, &n);
@@ -83,7 +90,7 @@ static result_t run(const char *spec, const mpitopo_machine_t *m, const mpitopo_
     result_t r = {0};
     for (int k = 0; k < reps; k++) {
         double t[3];
-        CHECK(mpitopo__map_gpu_timed(spec, m, NULL, NULL, g, cpu, gpu, NULL, leaf, dev, t));
+        CHECK(mpitopo__map_gpu_timed(spec, m, NULL, NULL, g, cpu, gpu, opt, leaf, dev, t));
         for (int i = 0; i < 3; i++)
             if (k == 0 || t[i] < r.t[i])
                 r.t[i] = t[i];
@@ -102,6 +109,20 @@ static result_t run(const char *spec, const mpitopo_machine_t *m, const mpitopo_
     return r;
 }
 
+/* CPU time of this thread, s. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct summary {
+    char name[16];
+    double def, magc, nw, bound, cost_def, cost_magc, cost_nw, bound_ms;
+    int exact;
+} summary_t;
+
 static void one_cluster(const cluster_t *c, int reps)
 {
     mpitopo_machine_t *m = NULL;
@@ -110,7 +131,7 @@ static void one_cluster(const cluster_t *c, int reps)
     CHECK(mpitopo_gpus_load(c->gpus, &g));
     char desc[4096];
     mpitopo_gpus_describe(g, desc, sizeof desc);
-    const char *specs[5];
+    const char *specs[6];
     int ns = 0;
     specs[ns++] = "gpu-default";
     specs[ns++] = "strategy1";
@@ -119,26 +140,58 @@ static void one_cluster(const cluster_t *c, int reps)
     if (mpitopo_mapper_find("scotch", &mp) == MPITOPO_SUCCESS)
         specs[ns++] = "magc:scotch";
     specs[ns++] = "magc";
+    specs[ns++] = "magc+nw";
+    mpitopo_map_options_t nw = MPITOPO_MAP_OPTIONS_INIT;
+    nw.never_worse = 1;
+    summary_t sum[17];
+    int nsum = 0;
     printf("\n### %s: machine `%s`, GPUs `%s`\n\n", c->name, c->machine, c->gpus);
     printf("GPU tree: `%s`\n\n", desc);
-    printf("| CPU-GPU | mapper | GPU MC ms | GPU HB MiB | CPU off-node max MiB | CPU cost |"
-           " t1 ms | t2 ms | t3 ms |\n|---|---|---|---|---|---|---|---|---|\n");
+    printf("| CPU-GPU | mapper | GPU MC ms | bound ms | GPU HB MiB | CPU off-node max MiB |"
+           " CPU cost | t1 ms | t2 ms | t3 ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int w = 0; w < 2; w++)
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
                 if (w && a == 2 && b == 2)
                     continue; /* COL has no weighted variant */
                 mpitopo_pattern_t *cpu = pattern(a, w, 0), *gpu = pattern(b, w, 0);
+                summary_t *su = &sum[nsum++];
+                snprintf(su->name, sizeof su->name, "%s%s-%s%s", pat_name[a], w && a < 2 ? "W" : "",
+                         pat_name[b], w && b < 2 ? "W" : "");
+                mpitopo__gpu_bound_t bd;
+                double t0 = cpu_now();
+                CHECK(mpitopo__gpu_bound(m, g, gpu, 0, &bd));
+                su->bound_ms = ms(cpu_now() - t0);
+                su->bound = bd.mc / 1e6;
+                su->exact = bd.exact && bd.scope == MPITOPO__BOUND_TREE;
                 for (int s = 0; s < ns; s++) {
-                    result_t r = run(specs[s], m, g, cpu, gpu, reps);
-                    printf("| %s%s-%s%s | %s | %.3f | %.0f | %.0f | %.0f | %.3f | %.3f | %.3f |\n",
-                           pat_name[a], w && a < 2 ? "W" : "", pat_name[b], w && b < 2 ? "W" : "",
-                           specs[s], r.mc, r.hb, r.cpu_off, r.cpu_cost, ms(r.t[0]), ms(r.t[1]),
-                           ms(r.t[2]));
+                    int guarded = !strcmp(specs[s], "magc+nw");
+                    result_t r = run(guarded ? "magc" : specs[s], m, g, cpu, gpu, reps,
+                                     guarded ? &nw : NULL);
+                    printf("| %s | %s | %.3f | %.3f%s | %.0f | %.0f | %.0f | %.3f | %.3f | %.3f |\n",
+                           su->name, specs[s], r.mc, su->bound, su->exact ? "" : "*", r.hb,
+                           r.cpu_off, r.cpu_cost, ms(r.t[0]), ms(r.t[1]), ms(r.t[2]));
+                    if (s == 0)
+                        su->def = r.mc, su->cost_def = r.cpu_cost;
+                    else if (!strcmp(specs[s], "magc"))
+                        su->magc = r.mc, su->cost_magc = r.cpu_cost;
+                    else if (guarded)
+                        su->nw = r.mc, su->cost_nw = r.cpu_cost;
                 }
                 mpitopo_pattern_destroy(&cpu);
                 mpitopo_pattern_destroy(&gpu);
             }
+    printf("\n#### %s in short: GPU MC (ms) of default, magc, magc+nw and the lower bound\n\n",
+           c->name);
+    printf("| CPU-GPU | default | magc | magc+nw | bound | magc optimal | CPU cost default → magc"
+           " → magc+nw | bound ms |\n|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < nsum; i++) {
+        const summary_t *su = &sum[i];
+        int opt = su->magc <= su->bound * (1 + 1e-9);
+        printf("| %s | %.3f | %.3f | %.3f | %.3f%s | %s | %.0f → %.0f → %.0f | %.2f |\n", su->name,
+               su->def, su->magc, su->nw, su->bound, su->exact ? "" : "*", opt ? "yes" : "",
+               su->cost_def, su->cost_magc, su->cost_nw, su->bound_ms);
+    }
     mpitopo_gpus_destroy(&g);
     mpitopo_machine_destroy(&m);
 }
@@ -165,7 +218,7 @@ static void big(int nodes, int reps)
         const mpitopo_mapper_t *mp;
         if (s == 1 && mpitopo_mapper_find("scotch", &mp) != MPITOPO_SUCCESS)
             continue;
-        result_t r = run(specs[s], m, g, p, p, reps);
+        result_t r = run(specs[s], m, g, p, p, reps, NULL);
         printf("| %s | %.2f | %.2f | %.2f | %.2f |\n", specs[s], ms(r.t[0]), ms(r.t[1]),
                ms(r.t[2]), ms(r.t[0] + r.t[1] + r.t[2]));
     }

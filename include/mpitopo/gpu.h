@@ -77,7 +77,14 @@ extern "C" {
  * than GPUs, the default assignment is used there (GPUs shared, local rank
  * mod g), and verbose level 1 says so. Never worse: on every node, phase 3
  * keeps the default assignment unless Alg. 5.1 (or Scotch) lowers the
- * node's maximum GPU-link congestion.
+ * node's maximum GPU-link congestion. With options->never_worse (as
+ * mpitopo_gpu_map() sets it), the result is kept only when neither its
+ * GPU-tree maximum congestion (C_gpu) nor its machine cost of C_cpu
+ * (mpitopo_metrics_cost()) is above the default's (the launch with the
+ * default GPUs); else the launch placement with the mapper's own GPU
+ * assignment (phase 3 on the launch's nodes: the default's CPU cost) when
+ * its GPU congestion is below the default's, else the default itself
+ * (verbose level 1 says which).
  *
  * The functions of this page make no MPI call.
  * @threadsafe On distinct objects, and for concurrent reads of one object.
@@ -198,7 +205,9 @@ MPITOPO_API int mpitopo_gpus_describe(const mpitopo_gpus_t *gpus, char *buf, siz
  * @param[in] cpu_pattern C_cpu, nprocs processes
  * @param[in] gpu_pattern C_gpu, nprocs processes
  * @param[in] options weight (both patterns), seed, launch (for gpu-default
- *            and the never-worse guards), or NULL for the defaults
+ *            and the never-worse guards), never_worse (no worse than the
+ *            default on C_gpu's GPU congestion and C_cpu's cost, see the
+ *            topic page), or NULL for the defaults
  * @param[out] leaf_of_proc nprocs ints, caller-allocated: the leaf of the
  *             machine of each process
  * @param[out] gpu_of_proc nprocs ints, caller-allocated: the local GPU

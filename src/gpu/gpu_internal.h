@@ -84,4 +84,36 @@ int mpitopo__map_gpu_timed(const char *spec, const mpitopo_machine_t *machine,
                            const mpitopo_map_options_t *options, int *leaf_of_proc,
                            int *gpu_of_proc, double *times);
 
+/*
+ * A lower bound on the GPU-tree maximum congestion of mpitopo_gpu_metrics()
+ * (bytes / GB/s) over every mapping of gpu_pattern's processes to the
+ * machine's nodes and their GPUs (proof, precondition and method in
+ * gpu_bound.c). scope: TREE when nprocs = nodes x GPUs per node (every link
+ * of the tree counts; valid for every mapping with one process per GPU),
+ * LEAVES when there are fewer processes (the GPU links only; valid for
+ * every mapping where no GPU holds two processes), NONE when there are
+ * more (some GPU is shared; mc 0, no claim). exact: 1 when every term is
+ * the exact minimum cut of its subtree size (the bound itself may still be
+ * out of reach: the subtrees' minima need not fit together); 0 when some
+ * level used a weaker valid bound because its search exceeded budget
+ * (subsets or connected sets visited per size; <= 0: a default of about
+ * 0.1 s). leaf_mc: the GPU links' part, always exact.
+ */
+typedef enum mpitopo__bound_scope {
+    MPITOPO__BOUND_NONE,
+    MPITOPO__BOUND_LEAVES,
+    MPITOPO__BOUND_TREE
+} mpitopo__bound_scope_t;
+
+typedef struct mpitopo__gpu_bound {
+    double mc;
+    double leaf_mc;
+    mpitopo__bound_scope_t scope;
+    int exact;
+} mpitopo__gpu_bound_t;
+
+int mpitopo__gpu_bound(const mpitopo_machine_t *machine, const mpitopo_gpus_t *gpus,
+                       const mpitopo_pattern_t *gpu_pattern, double budget,
+                       mpitopo__gpu_bound_t *bound);
+
 #endif

@@ -22,8 +22,10 @@
  * thesis's on ties, then improved by a local search of process and
  * subtree exchanges (alg51.c's refine()), in phase 2 as in phase 3. A node
  * with more processes than GPUs gets the default assignment (GPUs shared,
- * said at verbose level 1). With options->never_worse, the whole result
- * falls back to gpu-default when its GPU-tree maximum congestion is higher.
+ * said at verbose level 1). With options->never_worse, the result must be
+ * no worse than gpu-default on both patterns (GPU-tree maximum congestion
+ * of C_gpu, machine cost of C_cpu), else the launch placement with the
+ * mapper's GPUs or gpu-default is kept (never_worse() below).
  */
 #include "gpu/gpu_internal.h"
 #include "machine/machine_internal.h"
@@ -33,7 +35,9 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum how { MAGC, STRATEGY1, STRATEGY2, GPU_DEFAULT } how_t;
+/* LAUNCH_GPUS: the launch placement (as gpu-default) with MAGC's phase 3,
+ * a candidate of the never-worse guard. */
+typedef enum how { MAGC, STRATEGY1, STRATEGY2, GPU_DEFAULT, LAUNCH_GPUS } how_t;
 
 typedef struct ctx {
     const mpitopo_machine_t *m;
@@ -479,17 +483,18 @@ static int run(ctx_t *c, how_t how, const mpitopo_network_t *net, const int *end
 {
     double t0 = now();
     int rc;
-    if (how == GPU_DEFAULT)
+    int launch = how == GPU_DEFAULT || how == LAUNCH_GPUS;
+    if (launch)
         rc = opt->launch ? mpitopo_mapping_check(c->m, c->nprocs, opt->launch)
                          : mpitopo_placement(c->m, c->nprocs, "block", leaf);
     else
         rc = phase1(c, how, net, end_node, opt, leaf);
-    if (!rc && how == GPU_DEFAULT && opt->launch)
+    if (!rc && launch && opt->launch)
         memcpy(leaf, opt->launch, (size_t)c->nprocs * sizeof *leaf);
     if (!rc)
         rc = group_by_node(c, leaf);
     double t1 = now();
-    if (!rc && how != GPU_DEFAULT)
+    if (!rc && !launch)
         rc = phase2(c, opt, leaf);
     double t2 = now();
     if (!rc)
@@ -526,6 +531,119 @@ static int ctx_init(ctx_t *c, const mpitopo_machine_t *m, const mpitopo_gpus_t *
     return MPITOPO_SUCCESS;
 }
 
+/* ---- never worse --------------------------------------------------------- */
+
+typedef struct guard {
+    const char *spec;
+    how_t how;
+    int scotch;
+    const mpitopo_machine_t *m;
+    const mpitopo_network_t *net;
+    const int *end_node;
+    const mpitopo_gpus_t *gpus;
+    const mpitopo_pattern_t *cpu, *gpu;
+    const mpitopo_map_options_t *opt;
+} guard_t;
+
+typedef struct cand {
+    const char *what;
+    int *leaf, *gpu;
+    double gpu_mc, cpu_cost;
+} cand_t;
+
+/* a not above b, and a below b, up to the rounding of sums taken in
+ * another order. */
+static int not_above(double a, double b)
+{
+    return a <= b + 1e-12 * fabs(b);
+}
+
+static int below(double a, double b)
+{
+    return a < b - 1e-12 * fabs(b);
+}
+
+/* Measures x, after running how into it (a fresh context) when rerun. */
+static int candidate(const guard_t *gd, int rerun, how_t how, cand_t *x)
+{
+    ctx_t c;
+    int rc = MPITOPO_SUCCESS;
+    if (rerun) {
+        rc = ctx_init(&c, gd->m, gd->gpus, gd->cpu, gd->gpu, gd->opt);
+        if (rc)
+            return rc;
+        c.scotch = gd->scotch;
+        rc = run(&c, how, gd->net, gd->end_node, gd->opt, x->leaf, x->gpu, NULL);
+        ctx_free(&c);
+    }
+    if (!rc)
+        rc = mpitopo_gpu_metrics(gd->m, gd->gpus, gd->gpu, x->leaf, x->gpu, &x->gpu_mc, NULL);
+    if (!rc)
+        rc = mpitopo_metrics_cost(gd->m, gd->cpu, x->leaf, gd->opt->weight, &x->cpu_cost);
+    return rc;
+}
+
+/* Neither x's GPU congestion nor its CPU cost is above def's. */
+static int admissible(const cand_t *x, const cand_t *def)
+{
+    return not_above(x->gpu_mc, def->gpu_mc) && not_above(x->cpu_cost, def->cpu_cost);
+}
+
+/*
+ * Never worse than the default (the launch, GPU = local rank mod g) on the
+ * user's two patterns: the mapper's result is kept when neither its
+ * GPU-tree maximum congestion (C_gpu) nor its machine cost of C_cpu is
+ * above the default's. Otherwise the launch placement with the mapper's
+ * phase 3 (its CPU cost is the default's, its GPU congestion at most the
+ * default's since phase 3 keeps a node's default GPUs unless it lowers
+ * that node's congestion: a GPU gain that needs no change of cores
+ * survives) when it is lower than the default in GPU congestion, else the
+ * default. The two costs are in different units and no time model weighs
+ * them, so a trade (much less GPU congestion for a little more CPU cost)
+ * is not taken: the guard promises "no worse", not "better on balance".
+ * Comparing GPU congestion alone (as before) let the CPU cost double where
+ * phases 1-2 moved C_cpu to costlier places.
+ */
+static int never_worse(const guard_t *gd, int *leaf, int *gpu)
+{
+    int n;
+    mpitopo_pattern_nprocs(gd->cpu, &n);
+    cand_t x[3] = {{"the mapping", leaf, gpu, 0, 0},
+                   {"the launch placement with the mapper's GPUs", NULL, NULL, INFINITY, 0},
+                   {"the launch placement and default GPUs", NULL, NULL, 0, 0}};
+    int rc = MPITOPO_SUCCESS, pick = 0;
+    for (int k = 1; k < 3; k++) {
+        x[k].leaf = mpitopo__malloc_array((size_t)n + 1, sizeof *x[k].leaf);
+        x[k].gpu = mpitopo__malloc_array((size_t)n + 1, sizeof *x[k].gpu);
+        if (!x[k].leaf || !x[k].gpu)
+            rc = MPITOPO_NOMEM("the never-worse comparison");
+    }
+    const cand_t *def = &x[2];
+    if (!rc)
+        rc = candidate(gd, 1, GPU_DEFAULT, &x[2]);
+    if (!rc)
+        rc = candidate(gd, 0, MAGC, &x[0]);
+    if (!rc && !admissible(&x[0], def)) {
+        /* strategy2's GPUs are the default's: no middle candidate. */
+        if (gd->how != STRATEGY2)
+            rc = candidate(gd, 1, LAUNCH_GPUS, &x[1]);
+        pick = !rc && admissible(&x[1], def) && below(x[1].gpu_mc, def->gpu_mc) ? 1 : 2;
+    }
+    if (!rc && pick > 0) {
+        mpitopo__log(1, "%s: GPU-tree congestion %g and CPU cost %g against the default's %g and %g:"
+                        " %s kept (GPU congestion %g, CPU cost %g)", gd->spec, x[0].gpu_mc,
+                     x[0].cpu_cost, def->gpu_mc, def->cpu_cost, x[pick].what, x[pick].gpu_mc,
+                     x[pick].cpu_cost);
+        memcpy(leaf, x[pick].leaf, (size_t)n * sizeof *leaf);
+        memcpy(gpu, x[pick].gpu, (size_t)n * sizeof *gpu);
+    }
+    for (int k = 1; k < 3; k++) {
+        mpitopo__free(x[k].leaf);
+        mpitopo__free(x[k].gpu);
+    }
+    return rc;
+}
+
 int mpitopo__map_gpu_timed(const char *spec, const mpitopo_machine_t *machine,
                            const mpitopo_network_t *network, const int *end_node,
                            const mpitopo_gpus_t *gpus, const mpitopo_pattern_t *cpu_pattern,
@@ -556,30 +674,8 @@ int mpitopo__map_gpu_timed(const char *spec, const mpitopo_machine_t *machine,
     ctx_free(&c);
     if (rc || !opt.never_worse || how == GPU_DEFAULT)
         return rc;
-    /* Never worse: the launch with the default GPUs unless this is lower in
-     * GPU-tree congestion. */
-    int *dl = mpitopo__malloc_array((size_t)c.nprocs + 1, sizeof *dl);
-    int *dg = mpitopo__malloc_array((size_t)c.nprocs + 1, sizeof *dg);
-    double mc, mc_def;
-    rc = dl && dg ? ctx_init(&c, machine, gpus, cpu_pattern, gpu_pattern, &opt)
-                  : MPITOPO_NOMEM("the never-worse comparison");
-    if (!rc) {
-        rc = run(&c, GPU_DEFAULT, network, end_node, &opt, dl, dg, NULL);
-        ctx_free(&c);
-    }
-    if (!rc)
-        rc = mpitopo_gpu_metrics(machine, gpus, gpu_pattern, leaf_of_proc, gpu_of_proc, &mc, NULL);
-    if (!rc)
-        rc = mpitopo_gpu_metrics(machine, gpus, gpu_pattern, dl, dg, &mc_def, NULL);
-    if (!rc && mc > mc_def) {
-        mpitopo__log(1, "%s: GPU-tree congestion %g above the default's %g: launch placement and"
-                        " default GPU assignment kept", spec, mc, mc_def);
-        memcpy(leaf_of_proc, dl, (size_t)c.nprocs * sizeof *dl);
-        memcpy(gpu_of_proc, dg, (size_t)c.nprocs * sizeof *dg);
-    }
-    mpitopo__free(dl);
-    mpitopo__free(dg);
-    return rc;
+    guard_t gd = {spec, how, scotch, machine, network, end_node, gpus, cpu_pattern, gpu_pattern, &opt};
+    return never_worse(&gd, leaf_of_proc, gpu_of_proc);
 }
 
 int mpitopo_map_gpu(const char *spec, const mpitopo_machine_t *machine,

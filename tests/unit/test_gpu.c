@@ -4,7 +4,8 @@
  * against brute force on small trees, a hand-checked placement, the GPU
  * metrics by hand, and MAGC against the default and the thesis's
  * strategies on clusters A and B (64 processes, the nine combinations,
- * plain and weighted): never a remote GPU, deterministic, never worse. */
+ * plain and weighted): never a remote GPU, deterministic, never worse (on
+ * the GPU congestion and on the CPU cost). */
 #include "unit.h"
 
 #include "gpu/gpu_internal.h"
@@ -510,6 +511,12 @@ static void check_cluster(const char *machine, const char *gdesc, int *lower)
                 OK(mpitopo_map_gpu("magc", m, NULL, NULL, g, cpu, gpu, NULL, leaf2, dev2));
                 assert_memory_equal(leaf, leaf2, sizeof leaf);
                 assert_memory_equal(dev, dev2, sizeof dev);
+                /* Never worse on both sides already: the guard keeps it. */
+                mpitopo_map_options_t nw = MPITOPO_MAP_OPTIONS_INIT;
+                nw.never_worse = 1;
+                OK(mpitopo_map_gpu("magc", m, NULL, NULL, g, cpu, gpu, &nw, leaf2, dev2));
+                assert_memory_equal(leaf, leaf2, sizeof leaf);
+                assert_memory_equal(dev, dev2, sizeof dev);
                 if (!(magc <= def && magc <= s1 && magc <= s2))
                     fail_msg("%s, %s%s-%s%s: MC magc %g, default %g, strategy1 %g, strategy2"
                              " %g",
@@ -548,7 +555,8 @@ static void test_magc_thesis(void **state)
 }
 
 /* options->never_worse: from random launches and random patterns, MAGC's
- * GPU-tree MC is never above the launch's with the default GPUs. */
+ * GPU-tree MC is never above the launch's with the default GPUs, nor its
+ * machine cost of C_cpu. */
 static void test_magc_never_worse(void **state)
 {
     (void)state;
@@ -575,9 +583,104 @@ static void test_magc_never_worse(void **state)
         OK(mpitopo_gpu_metrics(m, g, gpu, leaf, dev, &mc, NULL));
         OK(mpitopo_gpu_metrics(m, g, gpu, dl, dd, &mc_def, NULL));
         assert_true(mc <= mc_def);
+        double cost, cost_def;
+        OK(mpitopo_metrics_cost(m, cpu, leaf, MPITOPO_WEIGHT_BYTES, &cost));
+        OK(mpitopo_metrics_cost(m, cpu, dl, MPITOPO_WEIGHT_BYTES, &cost_def));
+        assert_true(cost <= cost_def * (1 + 1e-12));
         mpitopo_pattern_destroy(&cpu);
         mpitopo_pattern_destroy(&gpu);
     }
+    mpitopo_gpus_destroy(&g);
+    mpitopo_machine_destroy(&m);
+}
+
+/* A 2-D torus of n = r x c processes (c the largest divisor <= sqrt n),
+ * b_row bytes along rows, b_col along columns (tests/mpi/gpu_map.c's). */
+static mpitopo_pattern_t *torus(int n, double b_row, double b_col)
+{
+    int c = 1;
+    for (int k = 1; k * k <= n; k++)
+        if (n % k == 0)
+            c = k;
+    int r = n / c, e = 0, src[64], dst[64];
+    double bytes[64], msgs[64];
+    assert_true(4 * n <= 64);
+    for (int p = 0; p < n; p++) {
+        int i = p / c, j = p % c;
+        int nb[4] = {((i + 1) % r) * c + j, ((i + r - 1) % r) * c + j, i * c + (j + 1) % c,
+                     i * c + (j + c - 1) % c};
+        for (int k = 0; k < 4; k++)
+            if (nb[k] != p) {
+                src[e] = p, dst[e] = nb[k], bytes[e] = k < 2 ? b_col : b_row, msgs[e] = 1;
+                e++;
+            }
+    }
+    mpitopo_pattern_t *pat = NULL;
+    OK(mpitopo_pattern_create(n, e, src, dst, bytes, msgs, &pat));
+    return pat;
+}
+
+typedef struct measured {
+    int leaf[64], dev[64];
+    double gpu_mc, cpu_cost;
+} measured_t;
+
+static measured_t measure(const char *spec, const mpitopo_machine_t *m, const mpitopo_gpus_t *g,
+                          const mpitopo_pattern_t *cpu, const mpitopo_pattern_t *gpu,
+                          const int *launch, int never_worse)
+{
+    measured_t r;
+    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
+    opt.launch = launch;
+    opt.never_worse = never_worse;
+    OK(mpitopo_map_gpu(spec, m, NULL, NULL, g, cpu, gpu, &opt, r.leaf, r.dev));
+    OK(mpitopo_gpu_metrics(m, g, gpu, r.leaf, r.dev, &r.gpu_mc, NULL));
+    OK(mpitopo_metrics_cost(m, cpu, r.leaf, MPITOPO_WEIGHT_BYTES, &r.cpu_cost));
+    return r;
+}
+
+/* The never-worse guard on both sides. The MPI test's case (4 nodes of 4
+ * cores, 8 GPUs a node, C_cpu heavy along rows, C_gpu along columns): MAGC
+ * alone halves the GPU congestion and doubles the CPU cost; guarded, the
+ * launch placement keeps the CPU cost and MAGC's GPU assignment on it
+ * keeps the halved congestion. Cluster B, C_cpu an 8x8 torus and C_gpu the
+ * weighted 3-D one from the block launch: MAGC's node sets cost C_cpu more
+ * and the launch's nodes give no GPU gain: the default is kept. */
+static void test_magc_never_worse_cpu(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_string("node:4 core:4", &m));
+    mpitopo_gpus_t *g = gpus_of(CLUSTER_B);
+    int launch[64];
+    for (int p = 0; p < 64; p++)
+        launch[p] = p;
+    for (int n = 16; n >= 8; n -= 8) {
+        mpitopo_pattern_t *cpu = torus(n, 100, 1), *gpu = torus(n, 1, 1000);
+        measured_t def = measure("gpu-default", m, g, cpu, gpu, launch, 0);
+        measured_t raw = measure("magc", m, g, cpu, gpu, launch, 0);
+        measured_t nw = measure("magc", m, g, cpu, gpu, launch, 1);
+        assert_true(raw.gpu_mc < def.gpu_mc && raw.cpu_cost > def.cpu_cost);
+        assert_memory_equal(nw.leaf, launch, (size_t)n * sizeof *launch);
+        assert_true(nw.cpu_cost == def.cpu_cost);
+        assert_true(nw.gpu_mc == raw.gpu_mc);
+        /* strategy2 has the default's GPUs: its fallback is the default. */
+        measured_t s2 = measure("strategy2", m, g, cpu, gpu, launch, 1);
+        assert_true(s2.gpu_mc <= def.gpu_mc && s2.cpu_cost <= def.cpu_cost);
+        mpitopo_pattern_destroy(&cpu);
+        mpitopo_pattern_destroy(&gpu);
+    }
+    mpitopo_machine_destroy(&m);
+    OK(mpitopo_machine_from_string("node:8 socket:2 core:4", &m));
+    mpitopo_pattern_t *cpu = thesis_pattern(0, 0), *gpu = thesis_pattern(1, 1);
+    measured_t def = measure("gpu-default", m, g, cpu, gpu, NULL, 0);
+    measured_t raw = measure("magc", m, g, cpu, gpu, NULL, 0);
+    measured_t nw = measure("magc", m, g, cpu, gpu, NULL, 1);
+    assert_true(raw.gpu_mc < def.gpu_mc && raw.cpu_cost > def.cpu_cost);
+    assert_memory_equal(nw.leaf, def.leaf, sizeof nw.leaf);
+    assert_memory_equal(nw.dev, def.dev, sizeof nw.dev);
+    mpitopo_pattern_destroy(&cpu);
+    mpitopo_pattern_destroy(&gpu);
     mpitopo_gpus_destroy(&g);
     mpitopo_machine_destroy(&m);
 }
@@ -721,6 +824,7 @@ int main(void)
         cmocka_unit_test(test_metrics_hand),
         cmocka_unit_test(test_magc_thesis),  cmocka_unit_test(test_magc_errors),
         cmocka_unit_test(test_magc_network), cmocka_unit_test(test_magc_never_worse),
+        cmocka_unit_test(test_magc_never_worse_cpu),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
