@@ -97,7 +97,7 @@ int mpitopo__map_gpu_timed(const char *spec, const mpitopo_machine_t *machine,
  * out of reach: the subtrees' minima need not fit together); 0 when some
  * level used a weaker valid bound because its search exceeded budget
  * (subsets or connected sets visited per size; <= 0: a default of about
- * 0.1 s). leaf_mc: the GPU links' part, always exact.
+ * 0.2 s). leaf_mc: the GPU links' part, always exact.
  */
 typedef enum mpitopo__bound_scope {
     MPITOPO__BOUND_NONE,
