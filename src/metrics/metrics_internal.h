@@ -45,7 +45,8 @@ void mpitopo__box_list_free(mpitopo__box_list_t *list);
  * A true lower bound on the weight that leaves (and on the weight that
  * enters) any set of `size` processes of a Cartesian pattern, wherever the
  * set lies in the grid: the edge-isoperimetric bound of nodebound.c for one
- * set (unit steps only). With max_size > 0, `size` is ignored and *bound is
+ * set (unit steps only), or for groups that talk all-to-all (sub-
+ * communicator all-to-all) the bound of their group sizes if higher. With max_size > 0, `size` is ignored and *bound is
  * instead the least such bound per process over set sizes 1..max_size
  * (min over j of G(j) / j), for occupancies a mapping chooses. Returns 1
  * when the pattern is Cartesian, else 0 with *bound = 0 (no bound known).

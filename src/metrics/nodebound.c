@@ -295,6 +295,45 @@ static void lb_set_grid(const mpitopo__cart_t *c, int nprocs, mpitopo_weight_t w
     }
 }
 
+/*
+ * Groups that talk all-to-all (mpitopo_pattern_subcomm_alltoall(), or any
+ * stencil whose offsets are every non-zero shift of the periodic
+ * dimensions they move along): the grid falls into groups of G points,
+ * the cosets of those dimensions, and the G - 1 offsets take a point to
+ * every other point of its group once. A set holding m_g points of group
+ * g so sends at least w_min * m_g * (G - m_g) out of it (w_min: the
+ * lightest offset), and receives as much. m (G - m) is concave, zero at 0
+ * and G, so over sum m_g = s the least total puts every group but one at
+ * 0 or G: w_min * r * (G - r) with r = s mod G. Returns G, or 0 when the
+ * stencil is not of this kind.
+ */
+static long long alltoall_group(const mpitopo__cart_t *c, mpitopo_weight_t weight, double *w_min)
+{
+    long long group = 1;
+    *w_min = HUGE_VAL;
+    for (int i = 0; i < c->ndims; i++) {
+        int moves = 0;
+        for (int o = 0; o < c->noffsets && !moves; o++)
+            moves = c->offsets[(size_t)o * c->ndims + i] % c->dims[i] != 0;
+        if (!moves)
+            continue;
+        if (!c->periods[i])
+            return 0;
+        group *= c->dims[i];
+    }
+    for (int o = 0; o < c->noffsets; o++)
+        *w_min = fmin(*w_min, mpitopo_edge_weight(weight, c->offset_bytes[o], c->offset_msgs[o]));
+    /* Distinct offsets reach distinct peers (pattern_internal.h), none the
+     * point itself: G - 1 of them are all the group. */
+    return group > 1 && c->noffsets == group - 1 ? group : 0;
+}
+
+static double alltoall_bound(long long group, double w_min, int size)
+{
+    long long r = size % group;
+    return w_min * (double)r * (double)(group - r);
+}
+
 int mpitopo__cart_set_bound(const mpitopo_pattern_t *pat, mpitopo_weight_t weight, int size,
                             int max_size, double *bound)
 {
@@ -305,8 +344,21 @@ int mpitopo__cart_set_bound(const mpitopo_pattern_t *pat, mpitopo_weight_t weigh
     lb_set_grid(pat->cart, pat->nprocs, weight, &g);
     if (g.d == 0)
         return 1;
-    double v = max_size > 0 ? least_rate(&g, max_size < pat->nprocs ? max_size : pat->nprocs)
+    int cap = max_size < pat->nprocs ? max_size : pat->nprocs;
+    double v = max_size > 0 ? least_rate(&g, cap)
                             : (size > 0 && size <= pat->nprocs ? exact(&g, size) : 0);
+    double w_min;
+    long long group = alltoall_group(pat->cart, weight, &w_min);
+    if (group > 0 && max_size > 0) {
+        /* the least per process of the group bound, by itself: the
+         * minimum of a max is at least the max of the minima */
+        double rate = HUGE_VAL;
+        for (int j = 1; j <= cap; j++)
+            rate = fmin(rate, alltoall_bound(group, w_min, j) / j);
+        v = fmax(v, rate);
+    } else if (group > 0 && size > 0 && size <= pat->nprocs) {
+        v = fmax(v, alltoall_bound(group, w_min, size));
+    }
     /* Erring low a hair for the floating-point sums. */
     *bound = v > 0 ? v * (1 - 1e-12) : 0;
     return 1;

@@ -3,7 +3,8 @@
  * small networks and patterns (every leaf used, and fewer processes than
  * leaves), equal the brute-force optimum on tiny cases, and reach 0.4 of
  * block's MC on the 2-D weighted halo of issue 17 (32x32, GPC, 8 per
- * node); non-Cartesian patterns give found = 0; bad arguments fail. */
+ * node); sub-communicator all-to-alls get their group bound; non-Cartesian
+ * patterns give found = 0; bad arguments fail. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,10 +113,14 @@ static void test_below_every_mapping(void **state)
     check_case("mesh:2x4", 8, 4, "cart:4x8:open:weights=2,1");
     check_case("dragonfly:2,2,1", 12, 2, "cart:6x4");
     check_case("gpc", 16, 8, "cart:16x8:weights=3,1");
+    check_case("fattree:2;4,4;1,2;1,1", 16, 4, "alltoall:8x8:1,0");
+    check_case("ktree:2,3", 8, 4, "alltoall:4x2x4:1,0,1");
+    check_case("torus:4x4", 16, 2, "alltoall:8x4:0,1");
     /* fewer processes than leaves: occupancy is the mapping's choice */
     check_case("fattree:2;4,4;1,2;1,1", 16, 4, "cart:6x8");
     check_case("torus:4x4", 16, 4, "cart:5x9:open");
     check_case("ktree:2,3", 8, 4, "cart:3x3x3");
+    check_case("fattree:2;4,4;1,2;1,1", 16, 4, "alltoall:6x8:0,1");
 }
 
 /* The least MC and hop-bytes over every placement of the processes on
@@ -185,7 +190,9 @@ static void test_brute_force(void **state)
      * neighbours per node, halves per switch reach both bounds. */
     check_exact("fattree:2;2,2;1,1;1,1", 4, 2, "cart:8", 1);
     check_exact("fattree:2;2,2;1,1;1,1", 4, 2, "cart:4x2:weights=3,1", 1);
-    check_exact("ktree:2,2", 4, 2, "cart:2x4", 0);
+    check_exact("ktree:2,2", 4, 2, "cart:2x4", 1);
+    /* all-to-all in columns of 4: a node's pair sends 2 x 2 */
+    check_exact("fattree:2;2,2;1,1;1,1", 4, 2, "alltoall:4x2:1,0", 1);
     check_exact("torus:2x2", 4, 2, "cart:8:open", 0);
     /* fewer processes than leaves */
     check_exact("fattree:2;2,2;1,1;1,1", 4, 3, "cart:8", 0);
