@@ -477,8 +477,10 @@ typedef struct mpitopo_network_bound {
  * least the least traffic A can send (or receive) divided by the cut's
  * capacity. The least traffic of a set of s processes is the grid's
  * edge-isoperimetric bound (unit steps of the stencil only, so weaker on
- * stencils with diagonal steps); it is known only for Cartesian patterns
- * (mpitopo_pattern_cart()): for the others found = 0 and every bound is 0.
+ * stencils with diagonal steps), or for groups that talk all-to-all
+ * (mpitopo_pattern_subcomm_alltoall()) w * r * (G - r), r = s mod G, if
+ * higher; it is known only for Cartesian patterns (mpitopo_pattern_cart()):
+ * for the others found = 0 and every bound is 0.
  * The sets are the nodes (injection) and the job's nodes in each group of
  * every group level (mpitopo_network_group()): a partly used switch counts
  * only its job's nodes. When every leaf of the machine holds a process each

@@ -11,7 +11,8 @@
  * group). B is the job's other nodes. T(s) is a lower bound on the bytes
  * that leave (and on those that enter) any set of s processes of the
  * pattern (mpitopo__cart_set_bound(): the grid's edge-isoperimetric bound,
- * unit steps only; 0 for other patterns).
+ * unit steps only, or the group bound of sub-communicator all-to-alls;
+ * 0 for non-Cartesian patterns).
  *
  * Cuts. Every byte from A to B follows the route of its pair of end nodes.
  * C_out(A) is made of one channel per route a -> b (a in A, b in B): its
