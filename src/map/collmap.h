@@ -55,22 +55,29 @@ typedef enum mpitopo__coll_alg {
     MPITOPO__COLL_ALG_ALLGATHER_BRUCK,
     MPITOPO__COLL_ALG_BCAST_BINOMIAL,
     MPITOPO__COLL_ALG_GATHER_BINOMIAL,
-    MPITOPO__COLL_ALG_ALLREDUCE_RD
+    MPITOPO__COLL_ALG_ALLREDUCE_RD,
+    MPITOPO__COLL_ALG_GATHER_LINEAR, /* every rank to 0 (hierarchical allgather, in a node) */
+    MPITOPO__COLL_ALG_BCAST_LINEAR   /* 0 to every rank */
 } mpitopo__coll_alg_t;
 
 /* Cost of running algorithm `alg` with rank order old_of_new (NULL =
  * identity: new rank j is old rank j) under the distance model: the sum over
  * the algorithm's stages of the stage's slowest message, a message of m
- * bytes over distance d costing d * (1 + c * m / 1024) (one latency unit
- * per distance unit, and a per-byte cost that grows with the distance and
- * with c, the messages of the stage leaving the same unit as this one at
- * the level where its ends part, the node with a network; 0 when d = 0). block_bytes is the bytes of one rank's block
+ * bytes over distance d costing d + w * c * m / 1024 (one latency unit per
+ * distance unit, and a per-byte cost that grows with w and with c, the
+ * messages of the stage leaving the same unit as this one at the level
+ * where its ends part, the node for a message between nodes; w = d, except
+ * between the nodes of a machine without a network, where w is the
+ * distance of two nodes under one switch: full bisection above the node;
+ * 0 when d = 0). block_bytes is the bytes of one rank's block
  * (allgather, gather) or of the whole buffer (bcast, allreduce), >= 0.
  * The stages (new ranks; collmap_cost.c): RD, stage s: i <-> i ^ 2^s with
  * 2^s blocks (allreduce: the whole buffer); ring: p - 1 stages of i -> i+1
  * with one block; Bruck, stage k: i -> i - 2^k (mod p) with min(2^k,
  * p - 2^k) blocks; binomial bcast/gather with mask m = 2^k: r -> r + m
- * (r multiple of 2m), the gather carrying the subtree of r + m.
+ * (r multiple of 2m), the gather carrying the subtree of r + m; linear
+ * gather/bcast: the p - 1 messages to/from rank 0 one after another (the
+ * sum of their costs with c = 1).
  * MPITOPO_ERR_ARG for RD with p not a power of two, bad arguments;
  * MPITOPO_ERR_NOMEM. Time O(stages x p x levels) plus the distances. */
 int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, int p, const int *leaf_of_rank,

@@ -1,22 +1,31 @@
 /*
  * The cost of a collective algorithm in a given rank order under the
  * distance model of collmap.c: what the MPI layer compares to keep the
- * original order when a reordering does not pay (never worse).
+ * original order when a reordering does not pay (never worse), and to
+ * choose between the flat and the hierarchical allgather.
  *
  * A message of m bytes between leaves at distance d costs
- *     t(d, m) = d * (1 + c * m / 1024)
+ *     t(d, m) = d + w * c * m / 1024
  * (0 for d = 0): one unit of latency per unit of distance, and a per-byte
- * cost that grows with the distance (a KiB costs one latency unit per
- * distance unit) and with c, the number of messages of the same stage that
- * leave the same unit at the same level (the unit of the level where the
- * two leaves part, around the source: its node's link for a message
- * between nodes — with a network, always the node's —, its socket's for
- * one between sockets): they share that unit's way out. So a ring over
- * ranks cyclic over nodes, where every message leaves its node, pays for
- * the node's link being shared, and a reordered one that leaves each node
- * once does not. A stage costs its slowest message (the Hockney model's
- * max over a stage, with distances and this contention), the algorithm the
- * sum of its stages. Stages, on new ranks:
+ * cost (a KiB costs one unit per unit of w) that grows with w and with c,
+ * the number of messages of the same stage that leave the same unit at the
+ * same level (the unit of the level where the two leaves part, around the
+ * source; for a message between nodes always the node's link): they share
+ * that unit's way out. w is the distance, except between nodes of a
+ * machine without a network, where it stops at the distance of two nodes
+ * under one switch: the levels above the node (leaf switches, racks) add
+ * latency, but their links are taken to carry what their nodes send (full
+ * bisection), so a byte costs the same to any other node; with a network
+ * the hop count stands for the links a route shares and stays in w. So a
+ * ring over ranks cyclic over nodes, where every message leaves its node,
+ * pays for the node's link being shared, and a reordered one that leaves
+ * each node once does not; and recursive doubling cyclic over the nodes
+ * of a full-bisection fat tree costs what RDMH's order costs (the same
+ * stages cross switches, in another order), so RDMH's order, which needs
+ * the initComm exchange on top, is not kept there (SimGrid, 1,024 ranks:
+ * it was 5-15 % slower). A stage costs its slowest message (the Hockney
+ * model's max over a stage, with distances and this contention), the
+ * algorithm the sum of its stages. Stages, on new ranks:
  *   - allgather RD (p a power of two): stage s = 0..log2(p)-1, i <-> i ^ 2^s
  *     carrying 2^s blocks;
  *   - allreduce RD: the same pairs, the whole buffer at every stage;
@@ -26,7 +35,11 @@
  *   - binomial bcast from 0: one stage per mask m = 2^k < p, r -> r + m for
  *     r a multiple of 2m with r + m < p, the whole buffer;
  *   - binomial gather to 0: the same edges up the tree, r + m -> r carrying
- *     the min(m, p - r - m) blocks of the subtree of r + m.
+ *     the min(m, p - r - m) blocks of the subtree of r + m;
+ *   - linear gather to 0 (bcast from 0): r -> 0 with one block (0 -> r with
+ *     the whole buffer) for every r > 0, handled by the root one after the
+ *     other: the sum of t(d, m) with c = 1 (Hockney's (p - 1)(alpha +
+ *     m beta)), the intra-node steps of the linear hierarchical allgather.
  * Time O(stages x p x levels) plus the distances.
  */
 #include "map/collmap.h"
@@ -64,10 +77,21 @@ static int exit_unit(const cost_ctx_t *c, int a, int b, int *level)
     if (la == lb)
         return -1;
     int l = mpitopo__meet(m, la, lb);
-    if (c->d->network && m->node_level >= 0 && l < m->node_level)
+    if (m->node_level >= 0 && l < m->node_level)
         l = m->node_level;
     *level = l;
     return m->unit[l][la];
+}
+
+/* t(d, m) of message i of st, with `shared` messages sharing its way out. */
+static double msg_cost(const cost_ctx_t *c, const stage_t *st, int i, int shared)
+{
+    const mpitopo_machine_t *m = c->d->machine;
+    int la = leaf_of_new(c, st->src[i]), lb = leaf_of_new(c, st->dst[i]);
+    double dist = mpitopo__coll_distance(c->d, la, lb), w = dist;
+    if (!c->d->network && m->node_level >= 0 && mpitopo__meet(m, la, lb) < m->node_level)
+        w = m->nlevels - m->node_level;
+    return dist + w * shared * st->bytes[i] / 1024.0;
 }
 
 static double stage_cost(cost_ctx_t *c, const stage_t *st)
@@ -78,16 +102,23 @@ static double stage_cost(cost_ctx_t *c, const stage_t *st)
             c->count[st->level[i]][st->exit[i]]++;
     }
     double worst = 0;
-    for (int i = 0; i < st->n; i++) {
-        if (st->exit[i] < 0)
-            continue;
-        double dist = mpitopo__coll_distance(c->d, leaf_of_new(c, st->src[i]), leaf_of_new(c, st->dst[i]));
-        worst = fmax(worst, dist * (1.0 + c->count[st->level[i]][st->exit[i]] * st->bytes[i] / 1024.0));
-    }
+    for (int i = 0; i < st->n; i++)
+        if (st->exit[i] >= 0)
+            worst = fmax(worst, msg_cost(c, st, i, c->count[st->level[i]][st->exit[i]]));
     for (int i = 0; i < st->n; i++)
         if (st->exit[i] >= 0)
             c->count[st->level[i]][st->exit[i]] = 0;
     return worst;
+}
+
+/* A linear step: the root handles the stage's messages one after another. */
+static double linear_cost(const cost_ctx_t *c, const stage_t *st)
+{
+    double total = 0;
+    for (int i = 0; i < st->n; i++)
+        if (leaf_of_new(c, st->src[i]) != leaf_of_new(c, st->dst[i]))
+            total += msg_cost(c, st, i, 1);
+    return total;
 }
 
 static void add(stage_t *st, long long a, long long b, double bytes)
@@ -106,6 +137,15 @@ static double algorithm_cost(cost_ctx_t *c, mpitopo__coll_alg_t alg, int p, doub
         for (long long i = 0; i < p && p > 1; i++)
             add(st, i, (i + 1) % p, block);
         return stage_cost(c, st) * (p - 1);
+    }
+    if (alg == MPITOPO__COLL_ALG_GATHER_LINEAR || alg == MPITOPO__COLL_ALG_BCAST_LINEAR) {
+        st->n = 0;
+        for (long long r = 1; r < p; r++)
+            if (alg == MPITOPO__COLL_ALG_GATHER_LINEAR)
+                add(st, r, 0, block);
+            else
+                add(st, 0, r, block);
+        return linear_cost(c, st);
     }
     for (long long k = 1; k < p; k *= 2) {
         st->n = 0;
@@ -183,7 +223,7 @@ int mpitopo__coll_cost(mpitopo__coll_alg_t alg, const mpitopo__coll_dist_t *d, i
             return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "leaf_of_rank[%d] = %d is not in [0, %d)", j,
                                    leaf_of_rank[j], d->machine->nleaves);
     }
-    if ((int)alg < MPITOPO__COLL_ALG_ALLGATHER_RD || alg > MPITOPO__COLL_ALG_ALLREDUCE_RD)
+    if ((int)alg < MPITOPO__COLL_ALG_ALLGATHER_RD || alg > MPITOPO__COLL_ALG_BCAST_LINEAR)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, fn, "alg = %d is not an algorithm", (int)alg);
     cost_ctx_t c = {d, leaf_of_rank, old_of_new, {NULL}};
     stage_t st;

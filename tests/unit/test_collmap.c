@@ -704,6 +704,79 @@ static void allocation_failures(void **state)
     mpitopo_machine_destroy(&m);
 }
 
+/* Levels above the node without a network (leaf switches): latency grows
+ * with them, the per-byte cost and the sharing stop at the node (full
+ * bisection). Hand-checked on "switch:2 node:2 core:2", block, 1 KiB
+ * blocks: RD stage 1 inside a node (d 1, alone) 1 + 1 = 2; stage 2 between
+ * the nodes of a switch (d 2, the node's 2 messages sharing its link, 2
+ * KiB) 2 + 2 * 2 * 2 = 10; stage 4 between switches (d 3, w 2, still the
+ * node's 2 messages, 4 KiB) 3 + 2 * 2 * 4 = 19: 31 (the switch's 4 messages
+ * sharing one way out at w = d made it 2 + 10 + 3 * (1 + 4 * 4) = 63). Then
+ * recursive doubling cyclic over the nodes of such a machine: RDMH's order
+ * costs what the original does, so with its initComm exchange it is never
+ * cheaper (SimGrid, 1,024 ranks on a full-bisection fat tree: RDMH was
+ * 5-15 % slower there), while on block it is cheaper from 64 B. */
+static void cost_model_above_nodes(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_string("switch:2 node:2 core:2", &m));
+    const mpitopo__coll_dist_t d = {m, NULL, NULL};
+    int leaf[64], ord[64];
+    OK(mpitopo_placement(m, 8, "block", leaf));
+    assert_true(fabs(cost_of(MPITOPO__COLL_ALG_ALLGATHER_RD, &d, 8, leaf, NULL, 1024) - 31.0) < 1e-12);
+    mpitopo_machine_destroy(&m);
+    OK(mpitopo_machine_from_string("switch:4 node:4 core:4", &m));
+    const mpitopo__coll_dist_t d4 = {m, NULL, NULL};
+    for (int cyclic = 0; cyclic < 2; cyclic++) {
+        for (int r = 0; r < 64; r++) /* cyclic: rank r on node r % 16 */
+            leaf[r] = cyclic ? (r % 16) * 4 + r / 16 : r;
+        OK(mpitopo__coll_order(MPITOPO__COLL_RDMH, &d4, 64, leaf, ord));
+        for (double bytes = 8; bytes <= 65536; bytes *= 8) {
+            double id = cost_of(MPITOPO__COLL_ALG_ALLGATHER_RD, &d4, 64, leaf, NULL, bytes);
+            double re = cost_of(MPITOPO__COLL_ALG_ALLGATHER_RD, &d4, 64, leaf, ord, bytes), perm;
+            OK(mpitopo__coll_perm_cost(&d4, 64, leaf, ord, bytes, &perm));
+            if (cyclic && re + perm < id)
+                fail_msg("cyclic, %g bytes: RDMH %g + initComm %g below the original %g", bytes, re, perm, id);
+            if (!cyclic && bytes >= 64 && !(re + perm < id))
+                fail_msg("block, %g bytes: RDMH %g + initComm %g not below the original %g", bytes, re, perm, id);
+        }
+    }
+    mpitopo_machine_destroy(&m);
+}
+
+/* The linear steps of the hierarchical allgather: the root's messages one
+ * after another. Hand-checked on "node:16 socket:2 core:4", 8 ranks of node
+ * 0 in block order, 1 KiB: ranks 1-3 share rank 0's socket (d 1): 3 * (1 +
+ * 1); ranks 4-7 do not (d 2): 4 * (2 + 2); 22 both ways. Hockney: a linear
+ * broadcast never beats the binomial tree; a linear gather neither, inside
+ * one socket (p - 1 latencies against log2 p, the same bytes). */
+static void cost_model_linear(void **state)
+{
+    (void)state;
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_string("node:16 socket:2 core:4", &m));
+    const mpitopo__coll_dist_t d = {m, NULL, NULL};
+    int leaf[128];
+    OK(mpitopo_placement(m, 8, "block", leaf));
+    assert_true(fabs(cost_of(MPITOPO__COLL_ALG_GATHER_LINEAR, &d, 8, leaf, NULL, 1024) - 22.0) < 1e-12);
+    assert_true(fabs(cost_of(MPITOPO__COLL_ALG_BCAST_LINEAR, &d, 8, leaf, NULL, 1024) - 22.0) < 1e-12);
+    assert_true(cost_of(MPITOPO__COLL_ALG_GATHER_LINEAR, &d, 1, leaf, NULL, 1024) == 0);
+    for (double bytes = 1; bytes <= 65536; bytes *= 16) {
+        assert_true(cost_of(MPITOPO__COLL_ALG_BCAST_LINEAR, &d, 8, leaf, NULL, bytes) >=
+                    cost_of(MPITOPO__COLL_ALG_BCAST_BINOMIAL, &d, 8, leaf, NULL, bytes));
+        assert_true(cost_of(MPITOPO__COLL_ALG_GATHER_LINEAR, &d, 4, leaf, NULL, bytes) >=
+                    cost_of(MPITOPO__COLL_ALG_GATHER_BINOMIAL, &d, 4, leaf, NULL, bytes));
+    }
+    /* Any p (no power of two needed); an algorithm past the last fails. */
+    OK(mpitopo_placement(m, 100, "rr", leaf));
+    assert_true(cost_of(MPITOPO__COLL_ALG_BCAST_LINEAR, &d, 100, leaf, NULL, 8) > 0);
+    double c;
+    FAILS(mpitopo__coll_cost((mpitopo__coll_alg_t)(MPITOPO__COLL_ALG_BCAST_LINEAR + 1), &d, 8, leaf, NULL, 1, &c),
+          MPITOPO_ERR_ARG, "is not an algorithm");
+    mpitopo_machine_destroy(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -713,6 +786,8 @@ int main(void)
         cmocka_unit_test(thesis_orders_for_8),
         cmocka_unit_test(permutations_at_scale),
         cmocka_unit_test(cost_model),
+        cmocka_unit_test(cost_model_above_nodes),
+        cmocka_unit_test(cost_model_linear),
         cmocka_unit_test(pattern_counts),
         cmocka_unit_test(pattern_bad_input),
         cmocka_unit_test(mappers),
