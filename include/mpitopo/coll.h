@@ -970,7 +970,9 @@ MPITOPO_API int mpitopo_cart_shift_xchg(const void *sendbuf, int sendcount, MPI_
      order=initcomm|endshfl  every operation's order
      switch=BYTES            allgather block size from which auto takes ring
                              (default 1024; below: rd, or bruck when the
-                             size is not a power of two)
+                             size is not a power of two); auto takes hier
+                             or hierb instead when that is cheaper than the
+                             flat algorithm under the distance model
    @endverbatim
  * Unknown names give #MPITOPO_ERR_ARG from every call, naming the value.
  * Every process must see the same configuration. With MPITOPO_VERBOSE=1,

@@ -232,17 +232,20 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         if (pays) {
             mpitopo__nbr_t *id;
             const ghier_t *h;
-            if ((rc = mpitopo__gstate_hier(s, c.heur[MPITOPO__COLL_OP_ALLGATHER], 1, (double)rb,
-                                           &h, func)) ||
+            int binomial = pays == MPITOPO__GA_HIERB;
+            if ((rc = mpitopo__gstate_hier(s, c.heur[MPITOPO__COLL_OP_ALLGATHER], binomial,
+                                           (double)rb, &h, func)) ||
                 (rc = mpitopo__gstate_ident(s, &id, func)))
                 return rc;
-            rc = mpitopo__gbuild_allgather_hier(id, h, p, s->rank, 1, &in, &out, rb, &r, func);
+            rc = mpitopo__gbuild_allgather_hier(id, h, p, s->rank, binomial, &in, &out, rb, &r,
+                                                func);
             if (rc != MPITOPO_SUCCESS)
                 return rc;
             char note[128];
             snprintf(note, sizeof note, "(cheaper than flat %s: cost %.4g < %.4g)",
                      mpitopo__galg_name((mpitopo__galg_t)alg), s->hier_cost, s->flat_cost);
-            mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLGATHER, MPITOPO__GA_HIERB, NULL, note);
+            mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLGATHER, pays, NULL, note);
+            s->last_reordered[MPITOPO__COLL_OP_ALLGATHER] = h->leaders_reordered || h->nodes_reordered;
             return run(r, request, func);
         }
     }

@@ -99,10 +99,12 @@ int mpitopo__gstate_nodes(gstate_t *s, const char *func);
  * heuristic, cost, split). bytes: the block size the cost is taken at. */
 int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double bytes,
                           gorder_t **out, const char *func);
-/* Whether the hierarchical allgather (binomial inside the nodes) is cheaper
- * under the distance model than the flat order `flat` for blocks of `bytes`:
- * only with several nodes of at least 2 processes each. Collective on first
- * use (node numbers, machine); the answer is kept for the same bytes. */
+/* Whether a hierarchical allgather is cheaper under the distance model than
+ * the flat order `flat` (with its initComm exchange when reordered) for
+ * blocks of `bytes`: *pays is 0 (no), MPITOPO__GA_HIER (linear inside the
+ * nodes) or MPITOPO__GA_HIERB (binomial), the cheaper of the two; only with
+ * several nodes of at least 2 processes each. Collective on first use (node
+ * numbers, machine); the answer is kept for the same bytes. */
 int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, int *pays,
                               const char *func);
 /* The hierarchical plan for heuristic heur_req (none: identity; any other:

@@ -429,15 +429,25 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
             mpitopo__free(cnt);
             return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
         }
-        double cflat, cg, cb, cl;
+        double cflat, perm = 0, cg, cb, cgl, cbl, cl;
         rc = mpitopo__coll_cost((mpitopo__coll_alg_t)flat->alg, &d, p, leaf, flat->old_of_new,
                                 bytes, &cflat);
+        /* A reordered flat allgather pays its initComm exchange too (decide). */
+        if (rc == MPITOPO_SUCCESS && flat->old_of_new && flat->alg != MPITOPO__COLL_ALG_ALLGATHER_RING)
+            rc = mpitopo__coll_perm_cost(&d, p, leaf, flat->old_of_new, bytes, &perm);
+        cflat += perm;
         if (rc == MPITOPO_SUCCESS)
             rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_GATHER_BINOMIAL, bytes, members, lv,
                                &cg);
         if (rc == MPITOPO_SUCCESS)
             rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_BCAST_BINOMIAL, bytes * p, members,
                                lv, &cb);
+        if (rc == MPITOPO_SUCCESS)
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_GATHER_LINEAR, bytes, members, lv,
+                               &cgl);
+        if (rc == MPITOPO_SUCCESS)
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_BCAST_LINEAR, bytes * p, members,
+                               lv, &cbl);
         if (rc == MPITOPO_SUCCESS) {
             /* Leaders: the lowest rank of each node. */
             for (int n = 0; n < s->nnodes; n++)
@@ -456,9 +466,12 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
             mpitopo__free(cnt);
             return rc;
         }
-        *pays = cg + cl + cb < cflat;
-        s->hier_cost = cg + cl + cb;
+        /* The cheaper of the two hierarchical variants (binomial on a tie),
+         * when it beats the flat algorithm. */
+        int linear = cgl + cbl < cg + cb;
+        s->hier_cost = cl + (linear ? cgl + cbl : cg + cb);
         s->flat_cost = cflat;
+        *pays = s->hier_cost < cflat ? (linear ? MPITOPO__GA_HIER : MPITOPO__GA_HIERB) : 0;
     }
     mpitopo__free(cnt);
     s->hier_valid = 1;
