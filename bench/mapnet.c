@@ -220,7 +220,7 @@ static void print_table(const char *title, int nprocs, int64_t nedges, const row
 {
     const mpitopo_network_metrics_t *b = &rows[0].m;
     printf("\n### %s\n\n", title);
-    printf("%d processes, %lld edges; block: hop-bytes %.0f, dilation %.0f, MC %.0f, NZCA %.3f, NZCV %.3f\n\n",
+    printf("%d processes, %lld edges; block: hop-bytes %.0f, dilation %.0f, MC %.4g, NZCA %.3f, NZCV %.3f\n\n",
            nprocs, (long long)nedges, b->hop_bytes, b->dilation, b->max_congestion, b->nzca, b->nzcv);
     printf("| mapper | HB | dil | MC | NZCA | NZCV | hyb/blk | CPU s | wall s | part | greedy | refine | rest |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
