@@ -39,6 +39,21 @@ static SCOTCH_Num int_dist(const mpitopo__netmap_t *nm, int n, int m)
     return (SCOTCH_Num)(d < 1 ? 1 : d);
 }
 
+/* A context of its own for Scotch: one thread, deterministic, a fixed
+ * seed, so every process of a job and every run map alike (as the scotch
+ * mapper); g bound to it as *bound. */
+static int deterministic_context(SCOTCH_Context *ctx, SCOTCH_Graph *g, SCOTCH_Graph *bound)
+{
+    SCOTCH_contextRandomClone(ctx);
+    SCOTCH_contextRandomSeed(ctx, 1);
+    if (SCOTCH_contextThreadSpawn(ctx, 1, NULL) != 0 ||
+        SCOTCH_contextOptionSetNum(ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0)
+        return failed("the Scotch context");
+    if (SCOTCH_contextBindGraph(ctx, g, bound) != 0)
+        return failed("SCOTCH_contextBindGraph");
+    return MPITOPO_SUCCESS;
+}
+
 /* The target: the complete graph of the nodes in use. */
 static int build_target(const mpitopo__netmap_t *nm, SCOTCH_Arch *arch, SCOTCH_Num *maxdist)
 {
@@ -49,9 +64,10 @@ static int build_target(const mpitopo__netmap_t *nm, SCOTCH_Arch *arch, SCOTCH_N
     SCOTCH_Num *list = mpitopo__malloc_array((size_t)nn, sizeof *list);
     SCOTCH_Num *edge = mpitopo__malloc_array(na ? na : 1, sizeof *edge);
     SCOTCH_Num *edlo = mpitopo__malloc_array(na ? na : 1, sizeof *edlo);
-    SCOTCH_Graph g;
+    SCOTCH_Graph g, bound;
     SCOTCH_Strat strat;
-    int have_g = 0, have_strat = 0;
+    SCOTCH_Context ctx;
+    int have_g = 0, have_bound = 0, have_strat = 0, have_ctx = 0;
     int rc = vert && velo && list && edge && edlo ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the target graph");
     *maxdist = 1;
     size_t at = 0;
@@ -70,19 +86,27 @@ static int build_target(const mpitopo__netmap_t *nm, SCOTCH_Arch *arch, SCOTCH_N
     if (rc == MPITOPO_SUCCESS) {
         vert[nn] = (SCOTCH_Num)at;
         have_g = SCOTCH_graphInit(&g) == 0;
+        have_bound = SCOTCH_graphInit(&bound) == 0;
         have_strat = SCOTCH_stratInit(&strat) == 0;
-        if (!have_g || !have_strat)
+        have_ctx = SCOTCH_contextInit(&ctx) == 0;
+        if (!have_g || !have_bound || !have_strat || !have_ctx)
             rc = failed("initialisation");
     }
     if (rc == MPITOPO_SUCCESS &&
         SCOTCH_graphBuild(&g, 0, nn, vert, NULL, velo, NULL, (SCOTCH_Num)at, edge, edlo) != 0)
         rc = failed("SCOTCH_graphBuild (target)");
-    /* archBuild0 draws from Scotch's global generator (no context takes an
-     * architecture): reset it, or two runs differ */
+    /* archBuild0 bipartitions the target with the context of the graph it
+     * is given: with the default one (threads, a seed from the clock in
+     * Debian's build) two runs gave different targets, and MC 0.25 or 0.5
+     * on the 1,024-process torus all-to-all. */
     if (rc == MPITOPO_SUCCESS)
-        SCOTCH_randomReset();
-    if (rc == MPITOPO_SUCCESS && SCOTCH_archBuild0(arch, &g, nn, list, &strat) != 0)
+        rc = deterministic_context(&ctx, &g, &bound);
+    if (rc == MPITOPO_SUCCESS && SCOTCH_archBuild0(arch, &bound, nn, list, &strat) != 0)
         rc = failed("SCOTCH_archBuild0");
+    if (have_bound)
+        SCOTCH_graphExit(&bound);
+    if (have_ctx)
+        SCOTCH_contextExit(&ctx);
     if (have_g)
         SCOTCH_graphExit(&g);
     if (have_strat)
@@ -128,17 +152,8 @@ static int map_parts(const mpitopo__netmap_t *nm, const SCOTCH_Arch *arch, SCOTC
     }
     if (rc == MPITOPO_SUCCESS && SCOTCH_graphBuild(&graph, 0, nn, vert, NULL, velo, NULL, (SCOTCH_Num)na, edge, edlo))
         rc = failed("SCOTCH_graphBuild");
-    /* one thread, deterministic, a fixed seed: the same mapping on every
-     * process of a job and every run (as the scotch mapper) */
-    if (rc == MPITOPO_SUCCESS) {
-        SCOTCH_contextRandomClone(&ctx);
-        SCOTCH_contextRandomSeed(&ctx, 1);
-        if (SCOTCH_contextThreadSpawn(&ctx, 1, NULL) != 0 ||
-            SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0)
-            rc = failed("the Scotch context");
-    }
-    if (rc == MPITOPO_SUCCESS && SCOTCH_contextBindGraph(&ctx, &graph, &bound) != 0)
-        rc = failed("SCOTCH_contextBindGraph");
+    if (rc == MPITOPO_SUCCESS)
+        rc = deterministic_context(&ctx, &graph, &bound);
     if (rc == MPITOPO_SUCCESS && SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATDEFAULT, nn, 0.01) != 0)
         rc = failed("SCOTCH_stratGraphMapBuild");
     if (rc == MPITOPO_SUCCESS && SCOTCH_graphMap(&bound, arch, &strat, term) != 0)
