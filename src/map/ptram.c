@@ -51,6 +51,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -196,9 +197,13 @@ typedef struct ptram {
     const mpitopo_network_metrics_t *ref;
     mpitopo__pload_t pl;
     /* Routes between the nodes in use, computed once each when the table
-     * fits (route_len[n * nn + m] < 0: not yet), else every time. */
+     * fits (route_len[n * nn + m] < 0: not yet), else every time; the
+     * table holds 32-bit channel numbers (twice the routes in the same
+     * memory: a 512-node torus fits), copied out to route_tmp. The lengths
+     * alone are kept for more nodes (routes NULL): the greedy and the
+     * refinement bound a candidate's hop-bytes from them. */
     signed char *route_len;
-    int64_t *routes;
+    int32_t *routes;
     int64_t *route_tmp;
     int max_route;
     mpitopo__ptram_items_t view; /* the items as the shared greedy code sees them */
@@ -257,47 +262,59 @@ static int setup_nodes(ptram_t *t, const int *end_node)
 }
 
 /* The route cache: at most this many channels (16 MiB), so 512 nodes of a
- * fat tree with routes of 6 channels fit, a thousand-node torus does not. */
-#define PTRAM_ROUTE_CACHE_MAX (2 << 20)
+ * fat tree with routes of 6 channels or of an 8x8x8 torus (12) fit, a
+ * thousand-node torus does not. Without it the routes of a torus, computed
+ * again for every candidate, took 40 % of ptram's time at 4,096 processes.
+ * The lengths alone: one byte per pair of nodes, up to 16 MiB too. */
+#define PTRAM_ROUTE_CACHE_MAX (4 << 20)
+#define PTRAM_ROUTE_LEN_MAX (16 << 20)
 
 static int setup_routes(ptram_t *t)
 {
-    mpitopo_network_size(t->net, NULL, NULL, &t->max_route);
+    int64_t nch;
+    mpitopo_network_size(t->net, NULL, &nch, &t->max_route);
     t->route_tmp = mpitopo__malloc_array((size_t)t->max_route + 1, sizeof *t->route_tmp);
     if (!t->route_tmp)
         return MPITOPO_NOMEM("a route");
     size_t pairs = (size_t)t->nn * (size_t)t->nn;
-    if (t->max_route > 127 || pairs * (size_t)t->max_route > PTRAM_ROUTE_CACHE_MAX)
+    /* Both tables are only for speed: none when they do not fit. */
+    if (t->max_route > 127 || pairs > PTRAM_ROUTE_LEN_MAX || !(t->route_len = mpitopo__malloc(pairs)))
         return MPITOPO_SUCCESS;
-    t->route_len = mpitopo__malloc(pairs);
-    t->routes = mpitopo__malloc_array(pairs * (size_t)(t->max_route ? t->max_route : 1), sizeof *t->routes);
-    if (!t->route_len || !t->routes) {
-        /* the cache is only for speed */
-        mpitopo__free(t->route_len);
-        mpitopo__free(t->routes);
-        t->route_len = NULL;
-        t->routes = NULL;
-        return MPITOPO_SUCCESS;
-    }
     memset(t->route_len, -1, pairs);
+    if (nch <= INT32_MAX && pairs * (size_t)t->max_route <= PTRAM_ROUTE_CACHE_MAX)
+        t->routes = mpitopo__malloc_array(pairs * (size_t)(t->max_route ? t->max_route : 1), sizeof *t->routes);
     return MPITOPO_SUCCESS;
 }
 
-/* The route from node n to node m (nodes in use), *len channels. */
+/* The route from node n to node m (nodes in use), *len channels; valid
+ * until the next call. */
 static const int64_t *route_of(ptram_t *t, int n, int m, int *len)
 {
-    if (!t->route_len) {
-        mpitopo_network_route(t->net, t->end[n], t->end[m], t->max_route, t->route_tmp, len);
+    size_t at = (size_t)n * (size_t)t->nn + (size_t)m;
+    if (t->routes && t->route_len[at] >= 0) {
+        const int32_t *r = t->routes + at * (size_t)t->max_route;
+        *len = t->route_len[at];
+        for (int i = 0; i < *len; i++)
+            t->route_tmp[i] = r[i];
         return t->route_tmp;
     }
-    size_t at = (size_t)n * (size_t)t->nn + (size_t)m;
-    int64_t *r = t->routes + at * (size_t)t->max_route;
-    if (t->route_len[at] < 0) {
-        mpitopo_network_route(t->net, t->end[n], t->end[m], t->max_route, r, len);
+    mpitopo_network_route(t->net, t->end[n], t->end[m], t->max_route, t->route_tmp, len);
+    if (t->routes)
+        for (int i = 0; i < *len; i++)
+            t->routes[at * (size_t)t->max_route + (size_t)i] = (int32_t)t->route_tmp[i];
+    if (t->route_len)
         t->route_len[at] = (signed char)*len;
-    }
-    *len = t->route_len[at];
-    return r;
+    return t->route_tmp;
+}
+
+/* The number of channels from node n to node m. */
+static int route_length(ptram_t *t, int n, int m)
+{
+    int len;
+    if (t->route_len && (len = t->route_len[(size_t)n * (size_t)t->nn + (size_t)m]) >= 0)
+        return len;
+    route_of(t, n, m, &len);
+    return len;
 }
 
 static const int64_t *route_cb(void *ctx, int n, int m, int *len)
@@ -559,6 +576,32 @@ static void stage_swap(ptram_t *t, int a, int b)
     t->node_of[b] = nb;
 }
 
+/* What placing item a on node n would stage, from the route lengths
+ * alone: the hop-bytes (summed in the same order) and the channels of its
+ * routes, *hops. */
+static double item_hop_bytes(ptram_t *t, int a, int n, int64_t *hops)
+{
+    double dhb = 0;
+    *hops = 0;
+    for (int64_t e = t->ooff[a]; e < t->ooff[a + 1]; e++) {
+        int m = t->node_of[t->odst[e]];
+        if (m >= 0 && m != n) {
+            int len = route_length(t, n, m);
+            dhb += 1 * t->obytes[e] * len;
+            *hops += len;
+        }
+    }
+    for (int64_t e = t->ioff[a]; e < t->ioff[a + 1]; e++) {
+        int m = t->node_of[t->isrc[e]];
+        if (m >= 0 && m != n) {
+            int len = route_length(t, m, n);
+            dhb += 1 * t->ibytes[e] * len;
+            *hops += len;
+        }
+    }
+    return dhb;
+}
+
 static void put(ptram_t *t, int a, int n)
 {
     t->node_of[a] = n;
@@ -607,15 +650,66 @@ static int greedy_elsewhere(ptram_t *t, double *conn, double *rest)
     return rc;
 }
 
+/* With no placed peer every node scores the same: the first that fits. */
+static int first_fit(ptram_t *t, int p)
+{
+    for (int n = 0; n < t->nn; n++)
+        if (mpitopo__ptram_fits(&t->view, p, n))
+            return n;
+    return -1;
+}
+
+/*
+ * The node for item p, which has placed peers: the lowest hybrid metric,
+ * the lowest node on a tie, exactly what scoring every node in order gives,
+ * for less. A node's hybrid metric is at least its floor (its hop-bytes,
+ * from the route lengths, and the MC so far, which placing only raises):
+ * the node of the lowest floor is scored first, then only the nodes whose
+ * floor could still win. On a torus most nodes are far from p's peers and
+ * are never staged. bound: room for one value per node.
+ */
+static int greedy_node(ptram_t *t, int p, double *bound)
+{
+    int first = -1;
+    for (int n = 0; n < t->nn; n++) {
+        bound[n] = INFINITY;
+        if (!mpitopo__ptram_fits(&t->view, p, n))
+            continue;
+        int64_t hops;
+        double dhb = item_hop_bytes(t, p, n, &hops);
+        bound[n] = mpitopo__pload_add_floor(&t->pl, dhb, hops);
+        if (first < 0 || bound[n] < bound[first])
+            first = n;
+    }
+    if (first < 0)
+        return -1;
+    int bestn = first;
+    double best = mpitopo__ptram_score(&t->view, &t->pl, route_cb, t, p, first);
+    for (int n = 0; n < t->nn; n++) {
+        if (n == first || !mpitopo__ptram_fits(&t->view, p, n))
+            continue;
+        if (bound[n] > best || (bound[n] == best && n > bestn))
+            continue;
+        double h = mpitopo__ptram_score(&t->view, &t->pl, route_cb, t, p, n);
+        if (h < best || (h == best && n < bestn)) {
+            best = h;
+            bestn = n;
+        }
+    }
+    return bestn;
+}
+
 /* conn[a]: a's traffic (both ways) with the placed items, rest[a]: with
  * the others; the next item is the argmax of conn + rest / (placed + 1). */
 static int greedy(ptram_t *t)
 {
     double *conn = mpitopo__calloc((size_t)t->ni, sizeof *conn);
     double *rest = mpitopo__calloc((size_t)t->ni, sizeof *rest);
-    if (!conn || !rest) {
+    double *bound = mpitopo__malloc_array((size_t)t->nn, sizeof *bound);
+    if (!conn || !rest || !bound) {
         mpitopo__free(conn);
         mpitopo__free(rest);
+        mpitopo__free(bound);
         return MPITOPO_NOMEM("the greedy scores");
     }
     mpitopo__ptram_greedy_init(&t->view, rest);
@@ -626,22 +720,7 @@ static int greedy(ptram_t *t)
     }
     for (int step = 0; step < t->ni; step++) {
         int p = mpitopo__ptram_greedy_next(&t->view, conn, rest, step);
-        /* With no placed peer every node scores the same: the first that fits. */
-        int bestn = -1;
-        double best = INFINITY;
-        for (int n = 0; n < t->nn; n++) {
-            if (!mpitopo__ptram_fits(&t->view, p, n))
-                continue;
-            if (conn[p] == 0) {
-                bestn = n;
-                break;
-            }
-            double h = mpitopo__ptram_score(&t->view, &t->pl, route_cb, t, p, n);
-            if (h < best || bestn < 0) {
-                best = h;
-                bestn = n;
-            }
-        }
+        int bestn = conn[p] == 0 ? first_fit(t, p) : greedy_node(t, p, bound);
         if (bestn < 0) {
             rc = MPITOPO_FAIL_AS(MPITOPO_ERR_INTERNAL, "mpitopo_map", "mapper 'ptram': no node left for part %d of %d "
                                  "processes", p, t->isize[p]);
@@ -652,6 +731,7 @@ static int greedy(ptram_t *t)
 done:
     mpitopo__free(conn);
     mpitopo__free(rest);
+    mpitopo__free(bound);
     return rc;
 }
 

@@ -24,6 +24,7 @@ typedef struct mpitopo__pload {
     int64_t nch, size;   /* channels; leaves of the segment tree (a power of 2) */
     int max_route;
     double *cap;         /* capacity per channel */
+    double cap_min, cap_max;
     double *load;        /* bytes per channel */
     int64_t *npairs;     /* pairs crossing each channel */
     double *tree;        /* 2 * size: tree[size + c] = congestion of c, inner nodes the max */
@@ -58,6 +59,15 @@ void mpitopo__pload_stage_route(mpitopo__pload_t *pl, const int64_t *route, int 
 /* The hybrid metric with the staged delta applied (the structure is left
  * as it was). */
 double mpitopo__pload_delta_hybrid(mpitopo__pload_t *pl);
+/* A lower bound of the hybrid metric of a change whose hop-bytes delta is
+ * dhop_bytes, summed in the order mpitopo__pload_stage_route would sum it
+ * (then the bound holds in floating point too), and whose MC is at least
+ * mc: the hop-bytes and MC terms alone (NZCA and NZCV are >= 0). */
+double mpitopo__pload_hybrid_floor(const mpitopo__pload_t *pl, double dhop_bytes, double mc);
+/* A closer lower bound when traffic is only added (the greedy step):
+ * dhop_bytes > 0 over routes of `hops` channels in all; NZCA and NZCV are
+ * bounded too (ptram_load.c says how). */
+double mpitopo__pload_add_floor(const mpitopo__pload_t *pl, double dhop_bytes, int64_t hops);
 /* All the metrics with the staged delta applied. */
 void mpitopo__pload_delta_metrics(mpitopo__pload_t *pl, mpitopo_network_metrics_t *m);
 

@@ -44,8 +44,13 @@ int mpitopo__pload_init(mpitopo__pload_t *pl, const mpitopo_network_t *net, cons
         mpitopo__pload_free(pl);
         return MPITOPO_NOMEM("the channel loads");
     }
-    for (int64_t c = 0; c < pl->nch; c++)
+    pl->cap_min = INFINITY;
+    pl->cap_max = 0;
+    for (int64_t c = 0; c < pl->nch; c++) {
         mpitopo_network_channel(net, c, &pl->cap[c], NULL, 0);
+        pl->cap_min = pl->cap[c] < pl->cap_min ? pl->cap[c] : pl->cap_min;
+        pl->cap_max = pl->cap[c] > pl->cap_max ? pl->cap[c] : pl->cap_max;
+    }
     double ones[4] = {1, 1, 1, 1};
     memcpy(pl->w, w ? w : ones, sizeof pl->w);
     double r[4] = {1, 1, 1, 1};
@@ -93,6 +98,49 @@ static double hybrid_of(const mpitopo__pload_t *pl, double hb, double mc, double
            pl->w[3] * var / pl->ref[3];
 }
 
+double mpitopo__pload_hybrid_floor(const mpitopo__pload_t *pl, double dhop_bytes, double mc)
+{
+    return hybrid_of(pl, pl->hop_bytes + dhop_bytes, mc, 0, 0, 0);
+}
+
+/* NZCV >= f(z) = b / z - c / z^2 for nz' = z channels with traffic, when
+ * the sum of squares is at least b and the sum at most sqrt(c); f is
+ * concave in 1 / z, so its least value on [lo, hi] is at an end. */
+static double var_floor(double b, double c, double lo, double hi)
+{
+    double f_lo = b / lo - c / (lo * lo), f_hi = b / hi - c / (hi * hi);
+    double f = f_lo < f_hi ? f_lo : f_hi;
+    return f > 0 ? f : 0;
+}
+
+/*
+ * Traffic only added (dhop_bytes > 0 over routes of `hops` channels in
+ * all): the congestions grow by D = sum of d = dload / cap in [dhop_bytes
+ * / cap_max, dhop_bytes / cap_min] over at most `hops` channels, so MC
+ * stays >= the current one, the sum of congestions is s1 + D, the sum of
+ * squares grows by at least sum d^2 >= D^2 / hops (x'^2 - x^2 >= d^2), and
+ * between nz and nz + hops channels carry traffic: hence bounds of NZCA and
+ * NZCV. The hop-bytes term is computed as the staged one is; the others
+ * are given a margin (1e-9 of the terms' size) far above what rounding
+ * moves either side by.
+ */
+double mpitopo__pload_add_floor(const mpitopo__pload_t *pl, double dhop_bytes, int64_t hops)
+{
+    double mc = pl->tree[1], plain = mpitopo__pload_hybrid_floor(pl, dhop_bytes, mc);
+    if (hops <= 0 || !(dhop_bytes > 0) || !(pl->cap_min > 0))
+        return plain;
+    double d_lo = dhop_bytes / pl->cap_max, d_hi = dhop_bytes / pl->cap_min;
+    double sum_lo = pl->s1 + d_lo, sum_hi = pl->s1 + d_hi, sq_lo = pl->s2 + d_lo * d_lo / (double)hops;
+    int64_t top = pl->nz + hops < pl->nch ? pl->nz + hops : pl->nch;
+    double lo = pl->nz > 1 ? (double)pl->nz : 1.0, hi = (double)top > lo ? (double)top : lo;
+    double t0 = pl->w[0] * (pl->hop_bytes + dhop_bytes) / pl->ref[0], t1 = pl->w[1] * mc / pl->ref[1];
+    double t2 = pl->w[2] * sum_lo / hi / pl->ref[2];
+    double t3 = pl->w[3] * var_floor(sq_lo, sum_hi * sum_hi, lo, hi) / pl->ref[3];
+    double scale = t0 + t1 + pl->w[2] * sum_hi / lo / pl->ref[2] + pl->w[3] * (sq_lo + sum_hi * sum_hi / lo) / lo / pl->ref[3];
+    double floor = t0 + t1 + t2 + t3 - 1e-9 * scale;
+    return floor > plain ? floor : plain;
+}
+
 /* The new load and congestion of a touched channel. */
 static double staged_congestion(const mpitopo__pload_t *pl, int64_t c, double *load, int64_t *pairs)
 {
@@ -131,7 +179,8 @@ void mpitopo__pload_delta_metrics(mpitopo__pload_t *pl, mpitopo_network_metrics_
             nz++;
         }
         grow = x > grow ? x : grow;
-        shrinks |= x < old;
+        /* Only a channel at the maximum going down can lower it. */
+        shrinks |= x < old && old == pl->tree[1];
     }
     double mc = pl->tree[1];
     if (shrinks) {
