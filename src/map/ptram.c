@@ -1113,8 +1113,9 @@ static int mapper_parts(const ptram_t *t, const mpitopo_map_options_t *options, 
     return rc;
 }
 
-/* The starts of run_steps, in the order that wins ties. */
+/* The starts of run_steps, in the order that wins ties, and their names. */
 enum { START_GREEDY, START_TREE, START_LAUNCH, START_CART, START_METIS, START_HS, NSTARTS };
+static const char *const start_name[NSTARTS] = {"greedy", "tree", "launch", "cart", "metis", "hoefler-snir"};
 /* Where the best of the starts from START_LAUNCH on goes, refined. */
 #define REFINED_EXTRA NSTARTS
 
@@ -1205,9 +1206,8 @@ static int run_steps(ptram_t *t, const mpitopo_map_options_t *options, const int
                    &mc[REFINED_EXTRA]);
     int best = best_start(h, mc, 0, NSTARTS + 1, launch_mc);
     int from = best == REFINED_EXTRA ? extra : best;
-    st->from_tree = from == START_TREE;
-    st->from_launch = from == START_LAUNCH;
-    st->from_mapper = from == START_CART || from == START_METIS || from == START_HS;
+    if (from >= 0)
+        st->start = start_name[from];
     if (rc == MPITOPO_SUCCESS)
         rc = place_cores(t, options, node + (size_t)best * t->nprocs, leaf_of_proc);
     st->nnodes = t->nn;
@@ -1278,11 +1278,13 @@ int mpitopo__ptram_run(const mpitopo_machine_t *machine, const mpitopo_pattern_t
         memcpy(leaf_of_proc, launch, (size_t)nprocs * sizeof *launch);
         st->kept_launch = 1;
         st->final_hybrid = lm.hybrid;
+        st->start = "launch";
     }
-    mpitopo__log(2, "ptram mapper: %d parts on %d nodes, hybrid %g (greedy %g, launch %g), %d swaps in %d rounds; "
-                 "%.3f s partitioning, %.3f s greedy, %.3f s refinement",
-                 st->nparts, st->nnodes, st->final_hybrid, st->greedy_hybrid, lm.hybrid, st->swaps, st->rounds,
-                 st->t_part, st->t_greedy, st->t_refine);
+    mpitopo__log(2, "ptram mapper: %d parts on %d nodes, hybrid %g (greedy %g, launch %g) from the %s start%s, "
+                 "%d swaps in %d rounds; %.3f s partitioning, %.3f s greedy, %.3f s refinement",
+                 st->nparts, st->nnodes, st->final_hybrid, st->greedy_hybrid, lm.hybrid, st->start ? st->start : "no",
+                 st->kept_launch ? " (launch kept)" : "", st->swaps, st->rounds, st->t_part, st->t_greedy,
+                 st->t_refine);
 cleanup:
     ptram_free(&t);
     mpitopo__free(launch);

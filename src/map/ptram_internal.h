@@ -184,9 +184,8 @@ typedef struct mpitopo__ptram_stats {
     double t_part, t_greedy, t_refine, t_total; /* seconds */
     double greedy_hybrid, final_hybrid, launch_hybrid;
     int swaps, rounds, kept_launch, zero_traffic;
-    int from_tree;   /* the tree mapper's placement, refined, won */
-    int from_launch; /* the launch's own nodes, refined, won */
-    int from_mapper; /* a machine-level mapper's placement (cart, metis), refined, won */
+    const char *start; /* the start that won ("greedy", "tree", "launch", "cart", "metis",
+                          "hoefler-snir"; "launch" too when the launch was kept) */
 } mpitopo__ptram_stats_t;
 
 /* Parse "w=1,1,1,1:k=8:part=auto:rounds=10:blind:norm:strict" (args NULL: the
