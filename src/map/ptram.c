@@ -562,11 +562,14 @@ static void stage_item(ptram_t *t, int a, int n, int skip, int sign)
 
 /* Stage the swap of placed items a and b (on different nodes): their
  * traffic leaves, then comes back from the exchanged nodes. The a-b
- * traffic is staged with a's, between the two nodes both ways round. */
-static void stage_swap(ptram_t *t, int a, int b)
+ * traffic is staged with a's, between the two nodes both ways round.
+ * a_gone: a's traffic is staged as gone already (the first part, the same
+ * for every b). */
+static void stage_swap_rest(ptram_t *t, int a, int b, int a_gone)
 {
     int na = t->node_of[a], nb = t->node_of[b];
-    stage_item(t, a, na, -1, -1);
+    if (!a_gone)
+        stage_item(t, a, na, -1, -1);
     stage_item(t, b, nb, a, -1);
     t->node_of[a] = nb;
     t->node_of[b] = na;
@@ -574,6 +577,11 @@ static void stage_swap(ptram_t *t, int a, int b)
     stage_item(t, b, na, a, +1);
     t->node_of[a] = na;
     t->node_of[b] = nb;
+}
+
+static void stage_swap(ptram_t *t, int a, int b)
+{
+    stage_swap_rest(t, a, b, 0);
 }
 
 /* What placing item a on node n would stage, from the route lengths
@@ -834,21 +842,25 @@ static int try_swaps(ptram_t *t, int a)
     mpitopo__pload_metrics(&t->pl, &cur);
     /* A gain must beat the rounding of the running sums. */
     double best = cur.hybrid - 1e-12 * fabs(cur.hybrid);
+    /* a's traffic leaving its node is the first part of every swap: staged once. */
+    stage_item(t, a, n, -1, -1);
+    mpitopo__pload_keep(&t->pl);
     for (int i = 0; i < t->nk; i++) {
         int m = t->near[(size_t)n * (size_t)t->nk + (size_t)i];
         for (int j = 0; j < t->fill[m]; j++) {
             int b = t->slots[t->soff[m] + j];
             if (t->isize[b] != t->isize[a])
                 continue;
-            stage_swap(t, a, b);
+            stage_swap_rest(t, a, b, 1);
             double h = mpitopo__pload_delta_hybrid(&t->pl);
-            mpitopo__pload_clear(&t->pl);
+            mpitopo__pload_rewind(&t->pl);
             if (h < best) {
                 best = h;
                 best_b = b;
             }
         }
     }
+    mpitopo__pload_clear(&t->pl);
     if (best_b < 0)
         return 0;
     apply_swap(t, a, best_b);

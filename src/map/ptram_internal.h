@@ -40,6 +40,11 @@ typedef struct mpitopo__pload {
     unsigned char *mark;
     double dhop_bytes, ddilation;
     int64_t *route;      /* room for one route */
+    /* the staged delta kept by mpitopo__pload_keep */
+    double *kept_load;
+    int64_t *kept_pairs;
+    int64_t nkept;
+    double kept_sums[2];
 } mpitopo__pload_t;
 
 /* An empty structure (nothing placed) with hybrid weights w (NULL: 1,1,1,1)
@@ -76,6 +81,13 @@ void mpitopo__pload_commit(mpitopo__pload_t *pl);
 
 /* Drop the staged delta. */
 void mpitopo__pload_clear(mpitopo__pload_t *pl);
+
+/* Remember the staged delta; rewind: back to it, as if what was staged
+ * since had not been (so that deltas sharing a first part stage it once;
+ * every channel then sums its terms in the same order as when staged
+ * whole, so the scores agree bit for bit). */
+void mpitopo__pload_keep(mpitopo__pload_t *pl);
+void mpitopo__pload_rewind(mpitopo__pload_t *pl);
 
 /* The metrics of what is committed (O(1); hybrid with the structure's
  * weights and normaliser). */

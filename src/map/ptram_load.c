@@ -16,6 +16,8 @@ void mpitopo__pload_free(mpitopo__pload_t *pl)
     mpitopo__free(pl->dload);
     mpitopo__free(pl->dpairs);
     mpitopo__free(pl->touched);
+    mpitopo__free(pl->kept_load);
+    mpitopo__free(pl->kept_pairs);
     mpitopo__free(pl->mark);
     mpitopo__free(pl->route);
     *pl = (mpitopo__pload_t){0};
@@ -36,10 +38,13 @@ int mpitopo__pload_init(mpitopo__pload_t *pl, const mpitopo_network_t *net, cons
     pl->tree = mpitopo__calloc(2 * (size_t)pl->size, sizeof *pl->tree);
     pl->dload = mpitopo__calloc(n, sizeof *pl->dload);
     pl->dpairs = mpitopo__calloc(n, sizeof *pl->dpairs);
+    pl->kept_load = mpitopo__malloc_array(n, sizeof *pl->kept_load);
+    pl->kept_pairs = mpitopo__malloc_array(n, sizeof *pl->kept_pairs);
     pl->touched = mpitopo__malloc_array(n, sizeof *pl->touched);
     pl->mark = mpitopo__calloc(n, 1);
     pl->route = mpitopo__malloc_array((size_t)pl->max_route + 1, sizeof *pl->route);
     if (!pl->cap || !pl->load || !pl->npairs || !pl->tree || !pl->dload || !pl->dpairs || !pl->touched ||
+        !pl->kept_load || !pl->kept_pairs ||
         !pl->mark || !pl->route) {
         mpitopo__pload_free(pl);
         return MPITOPO_NOMEM("the channel loads");
@@ -226,6 +231,36 @@ void mpitopo__pload_clear(mpitopo__pload_t *pl)
     }
     pl->ntouched = 0;
     pl->dhop_bytes = pl->ddilation = 0;
+}
+
+void mpitopo__pload_keep(mpitopo__pload_t *pl)
+{
+    pl->nkept = pl->ntouched;
+    for (int64_t i = 0; i < pl->nkept; i++) {
+        int64_t c = pl->touched[i];
+        pl->kept_load[i] = pl->dload[c];
+        pl->kept_pairs[i] = pl->dpairs[c];
+    }
+    pl->kept_sums[0] = pl->dhop_bytes;
+    pl->kept_sums[1] = pl->ddilation;
+}
+
+void mpitopo__pload_rewind(mpitopo__pload_t *pl)
+{
+    for (int64_t i = pl->nkept; i < pl->ntouched; i++) {
+        int64_t c = pl->touched[i];
+        pl->mark[c] = 0;
+        pl->dload[c] = 0;
+        pl->dpairs[c] = 0;
+    }
+    for (int64_t i = 0; i < pl->nkept; i++) {
+        int64_t c = pl->touched[i];
+        pl->dload[c] = pl->kept_load[i];
+        pl->dpairs[c] = pl->kept_pairs[i];
+    }
+    pl->ntouched = pl->nkept;
+    pl->dhop_bytes = pl->kept_sums[0];
+    pl->ddilation = pl->kept_sums[1];
 }
 
 void mpitopo__pload_commit(mpitopo__pload_t *pl)
