@@ -141,7 +141,8 @@ double mpitopo__pload_add_floor(const mpitopo__pload_t *pl, double dhop_bytes, i
     double t0 = pl->w[0] * (pl->hop_bytes + dhop_bytes) / pl->ref[0], t1 = pl->w[1] * mc / pl->ref[1];
     double t2 = pl->w[2] * sum_lo / hi / pl->ref[2];
     double t3 = pl->w[3] * var_floor(sq_lo, sum_hi * sum_hi, lo, hi) / pl->ref[3];
-    double scale = t0 + t1 + pl->w[2] * sum_hi / lo / pl->ref[2] + pl->w[3] * (sq_lo + sum_hi * sum_hi / lo) / lo / pl->ref[3];
+    double scale = t0 + t1 + pl->w[2] * sum_hi / lo / pl->ref[2] +
+                   pl->w[3] * (sq_lo + sum_hi * sum_hi / lo) / lo / pl->ref[3];
     double floor = t0 + t1 + t2 + t3 - 1e-9 * scale;
     return floor > plain ? floor : plain;
 }
