@@ -7,6 +7,7 @@
  * plain and weighted): never a remote GPU, deterministic, never worse (on
  * the GPU congestion and on the CPU cost). */
 #include "unit.h"
+#include "gpu_thesis.h"
 
 #include "gpu/gpu_internal.h"
 
@@ -14,8 +15,6 @@
 #include <stdio.h>
 
 #define XML(name) MPITOPO_TEST_DATA "/hwloc/" name
-#define CLUSTER_A "package:2@38,switch:2@16,board:2@16,gpu:2@16"
-#define CLUSTER_B "package:2@38,switch:2@16,gpu:2@16"
 
 static mpitopo_gpus_t *gpus_of(const char *desc)
 {
@@ -446,18 +445,6 @@ static void test_metrics_hand(void **state)
 }
 
 /* ---- MAGC on the thesis's clusters --------------------------------------------- */
-
-static mpitopo_pattern_t *thesis_pattern(int kind, int weighted)
-{
-    static const char *const plain[] = {"cart:8x8:bytes=1048576", "cart:4x4x4:bytes=1048576",
-                                        "alltoall:4x4x4:1,0,0:bytes=1048576"};
-    static const char *const heavy[] = {"cart:8x8:weights=3,1:bytes=1048576",
-                                        "cart:4x4x4:weights=3,1,1:bytes=1048576",
-                                        "alltoall:4x4x4:1,0,0:bytes=1048576"};
-    mpitopo_pattern_t *p = NULL;
-    OK(mpitopo_pattern_from_string(weighted ? heavy[kind] : plain[kind], &p));
-    return p;
-}
 
 /* Runs spec; checks the mapping, that each process's GPU is a distinct
  * local GPU of its node; returns the GPU-tree MC. */

@@ -7,14 +7,13 @@
  * scopes (fewer or more processes than GPUs), weaker bounds under a small
  * budget, errors and out-of-memory paths. */
 #include "unit.h"
+#include "gpu_thesis.h"
 
 #include "gpu/gpu_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 
-#define CLUSTER_A "package:2@38,switch:2@16,board:2@16,gpu:2@16"
-#define CLUSTER_B "package:2@38,switch:2@16,gpu:2@16"
 #define MACHINE_A "node:4 socket:2 core:8"
 #define MACHINE_B "node:8 socket:2 core:4"
 #define DGX2 MPITOPO_TEST_DATA "/hwloc/nvidiaDGX2.xml"
@@ -171,16 +170,6 @@ static void test_bound_brute_force(void **state)
 }
 
 /* ---- clusters A and B -------------------------------------------------------- */
-
-static mpitopo_pattern_t *thesis_pattern(int kind, int weighted)
-{
-    static const char *const plain[] = {"cart:8x8:bytes=1048576", "cart:4x4x4:bytes=1048576",
-                                        "alltoall:4x4x4:1,0,0:bytes=1048576"};
-    static const char *const heavy[] = {"cart:8x8:weights=3,1:bytes=1048576",
-                                        "cart:4x4x4:weights=3,1,1:bytes=1048576",
-                                        "alltoall:4x4x4:1,0,0:bytes=1048576"};
-    return pattern_of(weighted ? heavy[kind] : plain[kind]);
-}
 
 static int random_below(uint64_t *s, int n)
 {
