@@ -34,6 +34,9 @@
 # with the algorithm given below; the benchmark's own barrier, allreduce,
 # bcast and reduce use fixed algorithms (see neighbor_run.sh for why).
 # No Scotch column (-S): bench/smpi/build.sh leaves the Scotch backend out.
+# coll -N (no result check) puts the buffers in SMPI_SHARED_MALLOC: 64 MiB
+# blocks of shared memory (smpi/shared-malloc-blocksize) keep 1,024 ranks'
+# 64 MiB receive buffers under vm.max_map_count.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build/smpi hosts=64 cores=16 overhead=1e-6 machine=sockets
@@ -88,6 +91,7 @@ smpi_cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/barrier:ompi_recursivedo
           --cfg=smpi/allreduce:rdb --cfg=smpi/bcast:binomial_tree --cfg=smpi/reduce:binomial
           --cfg=smpi/allgather:rdb --cfg=smpi/gather:ompi_binomial
           --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1
+          --cfg=smpi/shared-malloc-blocksize:67108864
           --log=root.thres:warning --log=smpi_pmpi.thres:error)
 [[ $overhead != 0 ]] && smpi_cfg+=(--cfg=smpi/os:0:$overhead:0 --cfg=smpi/ois:0:$overhead:0 --cfg=smpi/or:0:$overhead:0)
 echo "== SimGrid $(smpirun -version 2>/dev/null | head -n 1 | sed 's/.*version //'), $np ranks on $hosts hosts x $cores cores (block), $(date -u +%Y-%m-%dT%H:%MZ), commit $(git -C "$root" rev-parse --short HEAD)"
