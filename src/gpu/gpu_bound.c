@@ -62,6 +62,7 @@
  */
 #include "gpu/gpu_internal.h"
 #include "machine/machine_internal.h"
+#include "map/tree_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,91 +73,33 @@
 /* Beyond this s' the enumerations are never attempted. */
 #define ENUM_MAX 64
 
-typedef struct nb {
-    int v;
-    double w;
-} nb_t;
-
-/* The symmetric traffic graph: vol(p, q) = bytes p -> q + bytes q -> p. */
+/* The symmetric traffic graph, vol(p, q) = bytes p -> q + bytes q -> p
+ * (the tree mapper's undirected graph), and each vertex's traffic. */
 typedef struct graph {
-    int n;
-    int *start; /* n + 1 */
-    nb_t *nb;   /* start[n], sorted by v within a row */
+    mpitopo__tgraph_t t;
     double *deg;
 } graph_t;
 
 static void graph_free(graph_t *g)
 {
-    mpitopo__free(g->start);
-    mpitopo__free(g->nb);
+    mpitopo__tgraph_free(&g->t);
     mpitopo__free(g->deg);
-}
-
-static int cmp_nb(const void *a, const void *b)
-{
-    const nb_t *x = a, *y = b;
-    return (x->v > y->v) - (x->v < y->v);
 }
 
 static int graph_build(const mpitopo_pattern_t *pat, graph_t *g)
 {
-    int n = 0;
-    int64_t ne = 0;
-    mpitopo_pattern_nprocs(pat, &n);
-    mpitopo_pattern_nedges(pat, &ne);
-    memset(g, 0, sizeof *g);
-    g->n = n;
-    g->start = mpitopo__calloc((size_t)n + 2, sizeof *g->start);
-    g->nb = mpitopo__malloc_array(2 * (size_t)ne + 1, sizeof *g->nb);
-    g->deg = mpitopo__calloc((size_t)n + 1, sizeof *g->deg);
-    int *fill = mpitopo__malloc_array((size_t)n + 1, sizeof *fill);
-    if (!g->start || !g->nb || !g->deg || !fill) {
-        mpitopo__free(fill);
+    g->deg = NULL;
+    int rc = mpitopo__tgraph_build(pat, MPITOPO_WEIGHT_BYTES, &g->t);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    g->deg = mpitopo__calloc((size_t)g->t.n + 1, sizeof *g->deg);
+    if (!g->deg) {
         graph_free(g);
         return MPITOPO_NOMEM("the traffic graph of the GPU bound");
     }
-    /* Two passes over the out-edges: count each row, then fill it. */
-    for (int pass = 0; pass < 2; pass++) {
-        for (int p = 0; p < n; p++) {
-            int deg;
-            const int *dst;
-            const double *by, *ms;
-            mpitopo_pattern_out_edges(pat, p, &deg, &dst, &by, &ms);
-            for (int e = 0; e < deg; e++) {
-                int q = dst[e];
-                if (q == p || !(by[e] > 0))
-                    continue;
-                if (pass == 0) {
-                    g->start[p + 1]++;
-                    g->start[q + 1]++;
-                } else {
-                    g->nb[fill[p]++] = (nb_t){q, by[e]};
-                    g->nb[fill[q]++] = (nb_t){p, by[e]};
-                }
-            }
-        }
-        if (pass == 0) {
-            for (int v = 0; v < n; v++)
-                g->start[v + 1] += g->start[v];
-            memcpy(fill, g->start, (size_t)n * sizeof *fill);
-        }
-    }
-    /* Merge parallel edges: one entry per neighbour. */
-    int out = 0;
-    for (int v = 0; v < n; v++) {
-        int a = g->start[v], b = g->start[v + 1];
-        qsort(g->nb + a, (size_t)(b - a), sizeof *g->nb, cmp_nb);
-        g->start[v] = out;
-        for (int i = a; i < b; i++) {
-            if (out > g->start[v] && g->nb[out - 1].v == g->nb[i].v)
-                g->nb[out - 1].w += g->nb[i].w;
-            else
-                g->nb[out++] = g->nb[i];
-            g->deg[v] += g->nb[i].w;
-        }
-    }
-    g->start[n] = out;
-    mpitopo__free(fill);
+    for (int v = 0; v < g->t.n; v++)
+        for (int64_t e = g->t.offs[v]; e < g->t.offs[v + 1]; e++)
+            g->deg[v] += g->t.w[e];
     return MPITOPO_SUCCESS;
 }
 
@@ -179,9 +122,9 @@ static void add_vertex(search_t *x, int u, int sign)
 {
     const graph_t *g = x->g;
     x->insub[u] = sign > 0;
-    for (int e = g->start[u]; e < g->start[u + 1]; e++) {
-        x->inw[g->nb[e].v] += sign * g->nb[e].w;
-        x->near[g->nb[e].v] += sign;
+    for (int64_t e = g->t.offs[u]; e < g->t.offs[u + 1]; e++) {
+        x->inw[g->t.adj[e]] += sign * g->t.w[e];
+        x->near[g->t.adj[e]] += sign;
     }
 }
 
@@ -193,7 +136,7 @@ static void combos(search_t *x, int from, int k, double cut)
             x->best = cut;
         return;
     }
-    for (int u = from; u <= x->g->n - (x->s - k); u++) {
+    for (int u = from; u <= x->g->t.n - (x->s - k); u++) {
         double c = cut + x->g->deg[u] - 2 * x->inw[u];
         add_vertex(x, u, +1);
         combos(x, u + 1, k + 1, c);
@@ -217,14 +160,14 @@ static void esu(search_t *x, int root, const int *ext, int next, int size, doubl
     if (size == x->s)
         return;
     const graph_t *g = x->g;
-    int *mine = x->buf + (size_t)size * (size_t)g->n;
+    int *mine = x->buf + (size_t)size * (size_t)g->t.n;
     for (int i = 0; i < next && !x->aborted; i++) {
         int w = ext[i], m = 0;
         for (int k = i + 1; k < next; k++)
             mine[m++] = ext[k];
         /* w's exclusive neighbours: neither in the set nor next to it. */
-        for (int e = g->start[w]; e < g->start[w + 1]; e++) {
-            int u = g->nb[e].v;
+        for (int64_t e = g->t.offs[w]; e < g->t.offs[w + 1]; e++) {
+            int u = g->t.adj[e];
             if (u > root && !x->insub[u] && x->near[u] == 0)
                 mine[m++] = u;
         }
@@ -257,10 +200,10 @@ static int cmp_double_desc(const void *a, const void *b)
 /* Relaxation 3: the sum of the s smallest deg(v) - top_{s-1}(v). */
 static int relaxation(const graph_t *g, int s, double *lb)
 {
-    int n = g->n, maxdeg = 0;
+    int n = g->t.n, maxdeg = 0;
     for (int v = 0; v < n; v++)
-        if (g->start[v + 1] - g->start[v] > maxdeg)
-            maxdeg = g->start[v + 1] - g->start[v];
+        if (g->t.offs[v + 1] - g->t.offs[v] > maxdeg)
+            maxdeg = (int)(g->t.offs[v + 1] - g->t.offs[v]);
     double *r = mpitopo__malloc_array((size_t)n + 1, sizeof *r);
     double *w = mpitopo__malloc_array((size_t)maxdeg + 1, sizeof *w);
     if (!r || !w) {
@@ -269,9 +212,8 @@ static int relaxation(const graph_t *g, int s, double *lb)
         return MPITOPO_NOMEM("the GPU bound's relaxation");
     }
     for (int v = 0; v < n; v++) {
-        int d = g->start[v + 1] - g->start[v];
-        for (int e = 0; e < d; e++)
-            w[e] = g->nb[g->start[v] + e].w;
+        int d = (int)(g->t.offs[v + 1] - g->t.offs[v]);
+        memcpy(w, g->t.w + g->t.offs[v], (size_t)d * sizeof *w);
         qsort(w, (size_t)d, sizeof *w, cmp_double_desc);
         double top = 0;
         for (int e = 0; e < d && e < s - 1; e++)
@@ -292,7 +234,7 @@ static int relaxation(const graph_t *g, int s, double *lb)
  * has exactly s processes (its cut is 0): a subset sum over their sizes. */
 static int components_fit(const graph_t *g, int s, int *fit)
 {
-    int n = g->n;
+    int n = g->t.n;
     int *stack = mpitopo__malloc_array((size_t)n + 1, sizeof *stack);
     char *seen = mpitopo__calloc((size_t)n + 1, 1), *reach = mpitopo__calloc((size_t)s + 1, 1);
     if (!stack || !seen || !reach) {
@@ -311,10 +253,10 @@ static int components_fit(const graph_t *g, int s, int *fit)
         while (top > 0) {
             int u = stack[--top];
             size++;
-            for (int e = g->start[u]; e < g->start[u + 1]; e++)
-                if (!seen[g->nb[e].v]) {
-                    seen[g->nb[e].v] = 1;
-                    stack[top++] = g->nb[e].v;
+            for (int64_t e = g->t.offs[u]; e < g->t.offs[u + 1]; e++)
+                if (!seen[g->t.adj[e]]) {
+                    seen[g->t.adj[e]] = 1;
+                    stack[top++] = g->t.adj[e];
                 }
         }
         for (int t = s; t >= size; t--)
@@ -331,7 +273,7 @@ static int components_fit(const graph_t *g, int s, int *fit)
  * that least cut. */
 static int min_cut(const graph_t *g, int s, double budget, double *lb, int *exact)
 {
-    int n = g->n;
+    int n = g->t.n;
     if (n - s < s)
         s = n - s;
     *lb = 0;
@@ -366,9 +308,9 @@ static int min_cut(const graph_t *g, int s, double budget, double *lb, int *exac
         x.c[t] = INFINITY;
     for (int v = 0; v < n && !x.aborted; v++) {
         int m = 0;
-        for (int e = g->start[v]; e < g->start[v + 1]; e++)
-            if (g->nb[e].v > v)
-                x.buf[m++] = g->nb[e].v;
+        for (int64_t e = g->t.offs[v]; e < g->t.offs[v + 1]; e++)
+            if (g->t.adj[e] > v)
+                x.buf[m++] = g->t.adj[e];
         add_vertex(&x, v, +1);
         esu(&x, v, x.buf, m, 1, g->deg[v]);
         add_vertex(&x, v, -1);
@@ -402,20 +344,20 @@ done:
 static int leaf_bound(const graph_t *g, const mpitopo__ptree_t *t, int nnodes, double *mc)
 {
     size_t nl = (size_t)nnodes * (size_t)t->npe;
-    double *deg = mpitopo__malloc_array((size_t)g->n + 1, sizeof *deg);
+    double *deg = mpitopo__malloc_array((size_t)g->t.n + 1, sizeof *deg);
     double *bw = mpitopo__malloc_array(nl + 1, sizeof *bw);
     if (!deg || !bw) {
         mpitopo__free(deg);
         mpitopo__free(bw);
         return MPITOPO_NOMEM("the GPU bound's links");
     }
-    memcpy(deg, g->deg, (size_t)g->n * sizeof *deg);
+    memcpy(deg, g->deg, (size_t)g->t.n * sizeof *deg);
     for (size_t i = 0; i < nl; i++)
         bw[i] = t->bw[t->pe_vertex[i % (size_t)t->npe]];
-    qsort(deg, (size_t)g->n, sizeof *deg, cmp_double_desc);
+    qsort(deg, (size_t)g->t.n, sizeof *deg, cmp_double_desc);
     qsort(bw, nl, sizeof *bw, cmp_double_desc);
     *mc = 0;
-    for (int i = 0; i < g->n; i++)
+    for (int i = 0; i < g->t.n; i++)
         if (deg[i] / bw[i] > *mc)
             *mc = deg[i] / bw[i];
     mpitopo__free(deg);
@@ -429,7 +371,7 @@ static int leaf_bound(const graph_t *g, const mpitopo__ptree_t *t, int nnodes, d
  * the set has none left) and blocks of s consecutive processes. */
 static int some_cut(const graph_t *g, int s, double *upper)
 {
-    int n = g->n;
+    int n = g->t.n;
     search_t x = {.g = g};
     x.inw = mpitopo__calloc((size_t)n + 1, sizeof *x.inw);
     x.insub = mpitopo__calloc((size_t)n + 1, sizeof *x.insub);
@@ -449,8 +391,8 @@ static int some_cut(const graph_t *g, int s, double *upper)
             int u = -1;
             double du = INFINITY;
             for (int i = 0; greedy && m > 0 && i < m; i++)
-                for (int e = g->start[set[i]]; e < g->start[set[i] + 1]; e++) {
-                    int w = g->nb[e].v;
+                for (int64_t e = g->t.offs[set[i]]; e < g->t.offs[set[i] + 1]; e++) {
+                    int w = g->t.adj[e];
                     if (!x.insub[w] && g->deg[w] - 2 * x.inw[w] < du)
                         u = w, du = g->deg[w] - 2 * x.inw[w];
                 }

@@ -595,7 +595,7 @@ static double item_hop_bytes(ptram_t *t, int a, int n, int64_t *hops)
         int m = t->node_of[t->odst[e]];
         if (m >= 0 && m != n) {
             int len = route_length(t, n, m);
-            dhb += 1 * t->obytes[e] * len;
+            dhb += t->obytes[e] * len;
             *hops += len;
         }
     }
@@ -603,7 +603,7 @@ static double item_hop_bytes(ptram_t *t, int a, int n, int64_t *hops)
         int m = t->node_of[t->isrc[e]];
         if (m >= 0 && m != n) {
             int len = route_length(t, m, n);
-            dhb += 1 * t->ibytes[e] * len;
+            dhb += t->ibytes[e] * len;
             *hops += len;
         }
     }

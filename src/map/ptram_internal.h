@@ -64,12 +64,10 @@ void mpitopo__pload_stage_route(mpitopo__pload_t *pl, const int64_t *route, int 
 /* The hybrid metric with the staged delta applied (the structure is left
  * as it was). */
 double mpitopo__pload_delta_hybrid(mpitopo__pload_t *pl);
-/* A lower bound of the hybrid metric of a change whose hop-bytes delta is
- * dhop_bytes, summed in the order mpitopo__pload_stage_route would sum it
- * (then the bound holds in floating point too), and whose MC is at least
- * mc: the hop-bytes and MC terms alone (NZCA and NZCV are >= 0). */
-double mpitopo__pload_hybrid_floor(const mpitopo__pload_t *pl, double dhop_bytes, double mc);
-/* A closer lower bound when traffic is only added (the greedy step):
+/* A lower bound of the hybrid metric when traffic is only added (the
+ * greedy step), its hop-bytes delta dhop_bytes summed in the order
+ * mpitopo__pload_stage_route would sum it (then the bound holds in
+ * floating point too):
  * dhop_bytes > 0 over routes of `hops` channels in all; NZCA and NZCV are
  * bounded too (ptram_load.c says how). */
 double mpitopo__pload_add_floor(const mpitopo__pload_t *pl, double dhop_bytes, int64_t hops);

@@ -103,7 +103,8 @@ static double hybrid_of(const mpitopo__pload_t *pl, double hb, double mc, double
            pl->w[3] * var / pl->ref[3];
 }
 
-double mpitopo__pload_hybrid_floor(const mpitopo__pload_t *pl, double dhop_bytes, double mc)
+/* The hop-bytes and MC terms alone (NZCA and NZCV are >= 0), MC at least mc. */
+static double hybrid_floor(const mpitopo__pload_t *pl, double dhop_bytes, double mc)
 {
     return hybrid_of(pl, pl->hop_bytes + dhop_bytes, mc, 0, 0, 0);
 }
@@ -131,7 +132,7 @@ static double var_floor(double b, double c, double lo, double hi)
  */
 double mpitopo__pload_add_floor(const mpitopo__pload_t *pl, double dhop_bytes, int64_t hops)
 {
-    double mc = pl->tree[1], plain = mpitopo__pload_hybrid_floor(pl, dhop_bytes, mc);
+    double mc = pl->tree[1], plain = hybrid_floor(pl, dhop_bytes, mc);
     if (hops <= 0 || !(dhop_bytes > 0) || !(pl->cap_min > 0))
         return plain;
     double d_lo = dhop_bytes / pl->cap_max, d_hi = dhop_bytes / pl->cap_min;

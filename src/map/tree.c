@@ -92,7 +92,7 @@ static void merge_rows(mpitopo__tgraph_t *g, int64_t *pos)
 
 /* The undirected graph of the pattern: w(u, v) = w(u -> v) + w(v -> u)
  * under `weight`; self edges cost nothing wherever they go and are left out. */
-static int build_graph(const mpitopo_pattern_t *pat, mpitopo_weight_t weight, mpitopo__tgraph_t *g)
+int mpitopo__tgraph_build(const mpitopo_pattern_t *pat, mpitopo_weight_t weight, mpitopo__tgraph_t *g)
 {
     int n = pat->nprocs;
     int64_t *cursor = mpitopo__malloc_array((size_t)n + 1, sizeof *cursor);
@@ -408,7 +408,7 @@ static int run_candidates(const mpitopo_machine_t *m, const mpitopo_pattern_t *p
     mpitopo__ttree_t t = {0};
     int *slot_of = mpitopo__malloc_array(n, sizeof *slot_of);
     int *cand = mpitopo__malloc_array(n, sizeof *cand);
-    int rc = slot_of && cand ? build_graph(pat, opt->weight, &g) : MPITOPO_NOMEM("the candidate mappings");
+    int rc = slot_of && cand ? mpitopo__tgraph_build(pat, opt->weight, &g) : MPITOPO_NOMEM("the candidate mappings");
     if (rc == MPITOPO_SUCCESS)
         rc = ttree_build(m, pat->nprocs, &t);
     double best = INFINITY;

@@ -24,6 +24,9 @@ typedef struct mpitopo__tgraph {
  * vw all 1); NOMEM leaves g empty. */
 int mpitopo__tgraph_alloc(mpitopo__tgraph_t *g, int n, int64_t nadj);
 void mpitopo__tgraph_free(mpitopo__tgraph_t *g);
+/* The pattern made undirected: w(u, v) = w(u -> v) + w(v -> u) under
+ * weight, self edges and zero weights left out (tree.c). */
+int mpitopo__tgraph_build(const mpitopo_pattern_t *pat, mpitopo_weight_t weight, mpitopo__tgraph_t *g);
 
 /*
  * The machine restricted to the slots the processes will fill: slot s sits
