@@ -238,6 +238,9 @@ struct mpitopo_request {
      * sides of a new call (cache.c); NULL: the MPITOPO__SLOT fields do. */
     void (*rebase)(struct mpitopo_request *req, const struct side *send,
                    const struct side *recv);
+    /* Posts the MPITOPO__OP_HOST step instead of host.c's neighbourhood
+     * call (mpitopo__request_of_host); NULL: host.c. */
+    int (*host_post)(struct mpitopo_request *req, MPI_Request *q);
 };
 
 /* Make n's private communicator ready (blocking) and post the first
@@ -253,6 +256,13 @@ void mpitopo__progress_all(void);
  * ops and round_start, then calls mpitopo__request_start. Takes a reference
  * to nbr. NULL when out of memory. */
 mpitopo_request_t mpitopo__request_new(mpitopo__nbr_t *nbr, int nops, int nrounds);
+
+/* A request of one MPITOPO__OP_HOST step over nbr that stands for q, an
+ * operation the host MPI has already started (a global collective handed
+ * to PMPI_I*): waited, tested and progressed as every other. Takes q
+ * (freed with the request if it is never started). NULL when out of
+ * memory (then q is left to the caller). */
+mpitopo_request_t mpitopo__request_of_host(mpitopo__nbr_t *nbr, MPI_Request q);
 
 /* Give req a temporary buffer of `bytes` bytes (freed with it). */
 int mpitopo__request_alloc_tmp(mpitopo_request_t req, size_t bytes);

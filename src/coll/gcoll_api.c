@@ -139,7 +139,31 @@ static int begin(MPI_Comm comm, mpitopo_request_t *request, gstate_t **s, const 
 {
     if (request)
         *request = MPITOPO_REQUEST_NULL;
-    return mpitopo__gstate_get(comm, s, func);
+    int rc = mpitopo__gstate_get(comm, s, func);
+    if (rc == MPITOPO_SUCCESS)
+        (*s)->nb = request != NULL;
+    return rc;
+}
+
+/* After the host MPI's own call (algorithm "mpi"): rc of the blocking
+ * PMPI_* (request NULL), or of the nonblocking PMPI_I* that started q,
+ * which a request of mpitopo then stands for. */
+static int handed(gstate_t *s, int rc, MPI_Request q, mpitopo_request_t *request,
+                  const char *func)
+{
+    if (rc != MPI_SUCCESS || !request)
+        return mpitopo__mpi_result(func, rc);
+    mpitopo__nbr_t *hn;
+    mpitopo_request_t r = NULL;
+    if ((rc = mpitopo__gstate_host_nbr(s, &hn, func)) == MPITOPO_SUCCESS &&
+        !(r = mpitopo__request_of_host(hn, q)))
+        rc = MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a request");
+    if (rc != MPITOPO_SUCCESS) {
+        /* The operation is under way on every process: finish it here. */
+        PMPI_Wait(&q, MPI_STATUS_IGNORE);
+        return rc;
+    }
+    return run(r, request, func);
 }
 
 /* ---- Allgather ---- */
@@ -180,13 +204,22 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_ALLGATHER];
     if (alg == MPITOPO__GA_MPI) {
-        rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        MPI_Request q = MPI_REQUEST_NULL;
+        rc = request ? PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       comm, &q)
+                     : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm);
         mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLGATHER, alg, NULL, "");
-        return mpitopo__mpi_result(func, rc);
+        return handed(s, rc, q, request, func);
     }
     if (rb == 0)
         return MPITOPO_SUCCESS;
     const char *why = "";
+    if ((alg == MPITOPO__GA_HIER || alg == MPITOPO__GA_HIERB) && !mpitopo__gstate_ready(s, 1)) {
+        alg = MPITOPO__GA_AUTO;
+        why = "(the node layout is not gathered yet and a nonblocking call does not wait for it: "
+              "flat instead)";
+    }
     if (alg == MPITOPO__GA_AUTO)
         alg = rb >= c.switch_bytes ? MPITOPO__GA_RING : is_pow2(p) ? MPITOPO__GA_RD : MPITOPO__GA_BRUCK;
     else if (alg == MPITOPO__GA_RD && !is_pow2(p)) {
@@ -299,9 +332,11 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_BCAST];
     if (alg == MPITOPO__GA_MPI) {
-        rc = PMPI_Bcast(buf, count, type, root, comm);
+        MPI_Request q = MPI_REQUEST_NULL;
+        rc = request ? PMPI_Ibcast(buf, count, type, root, comm, &q)
+                     : PMPI_Bcast(buf, count, type, root, comm);
         mpitopo__gstate_log(s, MPITOPO__COLL_OP_BCAST, alg, NULL, "");
-        return mpitopo__mpi_result(func, rc);
+        return handed(s, rc, q, request, func);
     }
     if (bytes == 0)
         return MPITOPO_SUCCESS;
@@ -379,9 +414,13 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_GATHER];
     if (alg == MPITOPO__GA_MPI) {
-        rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        MPI_Request q = MPI_REQUEST_NULL;
+        rc = request ? PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    root, comm, &q)
+                     : PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                   comm);
         mpitopo__gstate_log(s, MPITOPO__COLL_OP_GATHER, alg, NULL, "");
-        return mpitopo__mpi_result(func, rc);
+        return handed(s, rc, q, request, func);
     }
     if (sb == 0)
         return MPITOPO_SUCCESS;
@@ -450,9 +489,11 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_ALLREDUCE];
     if (alg == MPITOPO__GA_MPI) {
-        rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+        MPI_Request q = MPI_REQUEST_NULL;
+        rc = request ? PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &q)
+                     : PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
         mpitopo__gstate_log(s, MPITOPO__COLL_OP_ALLREDUCE, alg, NULL, "");
-        return mpitopo__mpi_result(func, rc);
+        return handed(s, rc, q, request, func);
     }
     if (count == 0)
         return MPITOPO_SUCCESS;

@@ -6,7 +6,7 @@
 
 #include "coll/gcoll.h"
 
-/* Orders (new communicators) made per user communicator at most; further
+/* Reordered orders kept per user communicator at most; further
  * (algorithm, heuristic, root) triples run in the original order. */
 #define MPITOPO__GMAX_ORDERS 8
 
@@ -29,8 +29,9 @@ typedef struct ghier {
 
 /* One order of a communicator for one algorithm, heuristic and root. The
  * algorithm sees logical ranks 0..p-1 with the root at 0: logical rank u
- * is rank (u + shift) of nbr->comm, and holds the process of old rank
- * old_of(u) of the user's communicator. */
+ * is the process of old rank old_of_new[u] of the user's communicator
+ * (rank (u + root) % p when not reordered), the same rank in nbr->comm,
+ * the private duplicate every order shares. */
 typedef struct gorder {
     struct gorder *next;
     int alg;      /* mpitopo__coll_alg_t (collmap.h) */
@@ -42,6 +43,8 @@ typedef struct gorder {
     int *new_of_old;
     double cost0, cost1;      /* distance-model costs: original, reordered */
     char note[160];           /* why the order was kept, for the log */
+    int provisional;          /* kept because a nonblocking call could not gather
+                               * the machine: decided again once it can */
     mpitopo__nbr_t *nbr;      /* the communicator (one reference) */
 } gorder_t;
 
@@ -49,7 +52,11 @@ typedef struct gstate {
     struct gstate *prev, *next;
     MPI_Comm user;
     int size, rank;
-    mpitopo__nbr_t *ident; /* duplicate of user, shared by the orders that keep it */
+    mpitopo__nbr_t *host;  /* for the host MPI's nonblocking calls: no communicator */
+    mpitopo__nbr_t *ident; /* duplicate of user (made by MPI_Comm_idup on first
+                            * use), shared by every order */
+    int nb;                /* the call under way is nonblocking: no collective
+                            * setup (see mpitopo__gstate_ready) */
     gorder_t *orders;
     int norders;
     mpitopo__gconf_cache_t conf_cache;
@@ -73,14 +80,16 @@ typedef struct gview {
     const int *old_of_new, *new_of_old; /* NULL: rotation by shift */
 } gview_t;
 
-static inline int gv_peer(const gview_t *v, int u)
-{
-    return (u + v->shift) % v->p;
-}
-
 static inline int gv_old(const gview_t *v, int u)
 {
     return v->old_of_new ? v->old_of_new[u] : (u + v->shift) % v->p;
+}
+
+/* The rank in nbr->comm of logical rank u: its old rank, since nbr->comm
+ * is a duplicate of the user's communicator. */
+static inline int gv_peer(const gview_t *v, int u)
+{
+    return gv_old(v, u);
 }
 
 /* The logical rank of old rank o. */
@@ -91,12 +100,30 @@ static inline int gv_logical(const gview_t *v, int o)
 
 /* The state of comm (made on first use, locally); checks MPI and comm. */
 int mpitopo__gstate_get(MPI_Comm comm, gstate_t **s, const char *func);
-/* The duplicate of the user's communicator (collective on first use). */
+/* The duplicate of the user's communicator, shared by every order: its
+ * MPI_Comm_idup starts on first use (collective, not blocking); operations
+ * on it are queued until it completes (request.c). */
 int mpitopo__gstate_ident(gstate_t *s, mpitopo__nbr_t **nbr, const char *func);
+/* The entry the requests standing for the host MPI's own nonblocking calls
+ * hang on (mpitopo__request_of_host): the user's communicator, no
+ * duplicate; local. */
+int mpitopo__gstate_host_nbr(gstate_t *s, mpitopo__nbr_t **nbr, const char *func);
 /* The node of every rank (collective on first use). */
 int mpitopo__gstate_nodes(gstate_t *s, const char *func);
-/* The order for (alg, heur_req, root); collective on first use (machine,
- * heuristic, cost, split). bytes: the block size the cost is taken at. */
+/*
+ * Whether the call under way may use what needs collective setup on first
+ * use: the communicator's machine (one allgather, cached on it) and, with
+ * nodes, the node of every rank. Always in a blocking call; in a
+ * nonblocking one (s->nb) only when both are cached already, because a
+ * nonblocking collective must not wait for the other processes: until a
+ * blocking call (or mpitopo_comm_machine) has gathered them, nonblocking
+ * calls keep the original order and the flat algorithm. Every process
+ * gives the same answer: the caches are filled by collective calls.
+ */
+int mpitopo__gstate_ready(const gstate_t *s, int nodes);
+/* The order for (alg, heur_req, root); on first use: the machine (collective,
+ * see mpitopo__gstate_ready), heuristic and cost, all local after. bytes:
+ * the block size the cost is taken at. */
 int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double bytes,
                           gorder_t **out, const char *func);
 /* Whether a hierarchical allgather is cheaper under the distance model than

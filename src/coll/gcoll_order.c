@@ -5,14 +5,23 @@
  * attribute of the user's communicator; freed with it, or at MPI_Finalize
  * for communicators never freed.
  *
- * A copy is the communicator split in the heuristic's order
- * (mpitopo__coll_order, src/map/collmap.c) over the leaves of the
- * communicator's machine (mpitopo_comm_machine: one allgather of O(1) per
- * process, cached on the communicator), kept only when
- * mpitopo__coll_cost says it is strictly cheaper than the original order
- * for that algorithm. Orders that keep the original share one duplicate
- * of the user's communicator (messages of concurrent operations are kept
- * apart by tags, see mpitopo__nbr_tags).
+ * A copy is a rank order: the heuristic's order (mpitopo__coll_order,
+ * src/map/collmap.c) over the leaves of the communicator's machine
+ * (mpitopo_comm_machine: one allgather of O(1) per process, cached on the
+ * communicator), kept only when mpitopo__coll_cost says it is strictly
+ * cheaper than the original order for that algorithm. Every order runs on
+ * one private duplicate of the user's communicator, made by MPI_Comm_idup
+ * with the first operation: the schedules address logical rank u at its
+ * old rank old_of_new[u] (gv_peer), which is what a communicator split in
+ * that order would give, without a communicator per pattern (MPI has few
+ * context ids: MPICH 2,048) nor a blocking MPI_Comm_split. Messages of
+ * concurrent operations are kept apart by tags (mpitopo__nbr_tags).
+ *
+ * Nothing a nonblocking call does waits for the other processes: the
+ * machine and the node of every rank, gathered collectively once, are
+ * gathered by blocking calls only (mpitopo__gstate_ready); a nonblocking
+ * call on a communicator without them runs the original order, decided
+ * again by the first call that has them.
  */
 #include "coll/gcoll_internal.h"
 #include "map/collmap.h"
@@ -43,7 +52,9 @@ static int wrap_comm(MPI_Comm user, MPI_Comm comm, mpitopo__nbr_t **out, const c
     n->info_sched = MPITOPO__SCHED_UNSET;
     n->info_threshold = -1;
     n->freed = 1; /* never in the schedule cache */
-    int rc = PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    /* MPI_COMM_NULL: the engine makes it (idup) with the first operation
+     * and sets the error handler then. */
+    int rc = comm == MPI_COMM_NULL ? MPI_SUCCESS : PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (rc != MPI_SUCCESS) {
         mpitopo__nbr_unref(n);
         return mpitopo__mpi_result(func, rc);
@@ -75,6 +86,8 @@ static void state_free(gstate_t *s)
     }
     if (s->ident)
         mpitopo__nbr_unref(s->ident);
+    if (s->host)
+        mpitopo__nbr_unref(s->host);
     mpitopo__free(s->node_of_rank);
     mpitopo__free(s);
 }
@@ -85,6 +98,16 @@ static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)keyval;
     (void)extra;
     gstate_t *s = value;
+    /* A duplicate still being made: completed while comm exists on Open
+     * MPI (see delete_cb of neighbors.c for why, and why not on MPICH). */
+#ifdef OPEN_MPI
+    if (s->ident && s->ident->dup_request != MPI_REQUEST_NULL) {
+        int rc = mpitopo__nbr_private_comm(s->ident, 1);
+        if (rc != MPI_SUCCESS)
+            mpitopo__log(1, "completing a collectives' private communicator failed with MPI "
+                            "error %d", rc);
+    }
+#endif
     pthread_mutex_lock(&glock);
     s->prev->next = s->next;
     s->next->prev = s->prev;
@@ -182,16 +205,35 @@ int mpitopo__gstate_get(MPI_Comm comm, gstate_t **out, const char *func)
 int mpitopo__gstate_ident(gstate_t *s, mpitopo__nbr_t **out, const char *func)
 {
     if (!s->ident) {
-        MPI_Comm dup;
-        int rc = PMPI_Comm_dup(s->user, &dup);
-        if (rc != MPI_SUCCESS)
-            return mpitopo__mpi_result(func, rc);
-        rc = wrap_comm(s->user, dup, &s->ident, func);
+        int rc = wrap_comm(s->user, MPI_COMM_NULL, &s->ident, func);
         if (rc != MPITOPO_SUCCESS)
             return rc;
     }
+    /* Made at the same call on every process: by MPI_Comm_dup in a blocking
+     * call, else by MPI_Comm_idup, whose operations queue until it completes
+     * (request.c), as the neighbourhood collectives do (collectives.c). */
+    if (!s->nb || s->ident->comm == MPI_COMM_NULL) {
+        int rc = mpitopo__nbr_private_comm(s->ident, !s->nb);
+        if (rc != MPI_SUCCESS) {
+            mpitopo__nbr_unref(s->ident);
+            s->ident = NULL;
+            return mpitopo__mpi_result(func, rc);
+        }
+    }
     *out = s->ident;
     return MPITOPO_SUCCESS;
+}
+
+int mpitopo__gstate_host_nbr(gstate_t *s, mpitopo__nbr_t **out, const char *func)
+{
+    int rc = s->host ? MPITOPO_SUCCESS : wrap_comm(s->user, MPI_COMM_NULL, &s->host, func);
+    *out = s->host;
+    return rc;
+}
+
+int mpitopo__gstate_ready(const gstate_t *s, int nodes)
+{
+    return !s->nb || (mpitopo__comm_machine_known(s->user) && (!nodes || s->node_of_rank));
 }
 
 int mpitopo__gstate_nodes(gstate_t *s, const char *func)
@@ -258,7 +300,7 @@ static int comm_dist(MPI_Comm comm, mpitopo__coll_dist_t *d, const int **leaf)
     return MPITOPO_SUCCESS;
 }
 
-static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double bytes, int *key,
+static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double bytes,
                   const char *func)
 {
     int p = s->size;
@@ -275,6 +317,12 @@ static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double byte
                                              : MPITOPO__GH_BGMH;
     if (h == MPITOPO__COLL_RDMH && !is_pow2(p)) {
         snprintf(o->note, sizeof o->note, "rdmh needs a power of two, %d processes", p);
+        return MPITOPO_SUCCESS;
+    }
+    if (!mpitopo__gstate_ready(s, 0)) {
+        snprintf(o->note, sizeof o->note,
+                 "the machine is not gathered yet (a nonblocking call does not wait for it)");
+        o->provisional = 1;
         return MPITOPO_SUCCESS;
     }
     mpitopo__coll_dist_t d;
@@ -324,7 +372,6 @@ static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double byte
         o->old_of_new[j] = (lold[j] + o->root) % p;
         o->new_of_old[o->old_of_new[j]] = j;
     }
-    *key = o->new_of_old[s->rank];
     mpitopo__free(lleaf);
     return MPITOPO_SUCCESS;
 }
@@ -332,11 +379,21 @@ static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double byte
 int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double bytes,
                           gorder_t **out, const char *func)
 {
-    for (gorder_t *o = s->orders; o; o = o->next)
-        if (o->alg == alg && o->heur_req == heur_req && o->root == root) {
+    for (gorder_t **at = &s->orders; *at; at = &(*at)->next) {
+        gorder_t *o = *at;
+        if (o->alg != alg || o->heur_req != heur_req || o->root != root)
+            continue;
+        if (!o->provisional || !mpitopo__gstate_ready(s, 0)) {
             *out = o;
             return MPITOPO_SUCCESS;
         }
+        /* Kept for want of the machine, which this call has: decide again. */
+        *at = o->next;
+        if (s->hier_flat == o)
+            s->hier_valid = 0;
+        order_free(o);
+        break;
+    }
     /* Beyond MAX_ORDERS roots, the original order (no new communicator). */
     int fresh = s->norders < MPITOPO__GMAX_ORDERS || heur_req == MPITOPO__GH_NONE;
     gorder_t *o = mpitopo__calloc(1, sizeof *o);
@@ -346,18 +403,14 @@ int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double b
     o->heur_req = heur_req;
     o->root = root;
     o->heur_used = MPITOPO__GH_NONE;
-    int key = s->rank, rc = MPITOPO_SUCCESS;
+    int rc = MPITOPO_SUCCESS;
     if (fresh)
-        rc = decide(s, o, (mpitopo__coll_alg_t)alg, bytes, &key, func);
+        rc = decide(s, o, (mpitopo__coll_alg_t)alg, bytes, func);
     else
         snprintf(o->note, sizeof o->note, "more than %d orders on this communicator",
                  MPITOPO__GMAX_ORDERS);
-    if (rc == MPITOPO_SUCCESS && o->old_of_new) {
-        MPI_Comm c;
-        rc = PMPI_Comm_split(s->user, 0, key, &c);
-        rc = rc == MPI_SUCCESS ? wrap_comm(s->user, c, &o->nbr, func) : mpitopo__mpi_result(func, rc);
-        o->reordered = 1;
-    } else if (rc == MPITOPO_SUCCESS) {
+    o->reordered = rc == MPITOPO_SUCCESS && o->old_of_new;
+    if (rc == MPITOPO_SUCCESS) {
         rc = mpitopo__gstate_ident(s, &o->nbr, func);
         if (rc == MPITOPO_SUCCESS)
             mpitopo__nbr_ref(o->nbr);
@@ -407,6 +460,8 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
         *pays = s->hier_pays;
         return MPITOPO_SUCCESS;
     }
+    if (!mpitopo__gstate_ready(s, 1))
+        return MPITOPO_SUCCESS; /* flat, and asked again by a call that may gather */
     int rc = mpitopo__gstate_nodes(s, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;

@@ -41,6 +41,40 @@ mpitopo_request_t mpitopo__request_new(mpitopo__nbr_t *nbr, int nops, int nround
     return r;
 }
 
+static int started_post(mpitopo_request_t r, MPI_Request *q)
+{
+    MPI_Request *held = r->ctx;
+    *q = *held;
+    *held = MPI_REQUEST_NULL;
+    return MPITOPO_SUCCESS;
+}
+
+static void started_free(void *ctx)
+{
+    MPI_Request *held = ctx;
+    if (*held != MPI_REQUEST_NULL)
+        PMPI_Request_free(held);
+    mpitopo__free(held);
+}
+
+mpitopo_request_t mpitopo__request_of_host(mpitopo__nbr_t *nbr, MPI_Request q)
+{
+    MPI_Request *held = mpitopo__malloc(sizeof *held);
+    mpitopo_request_t r = held ? mpitopo__request_new(nbr, 1, 1) : NULL;
+    if (!r) {
+        mpitopo__free(held);
+        return NULL;
+    }
+    *held = q;
+    r->ctx = held;
+    r->ctx_free = started_free;
+    r->host_post = started_post;
+    r->ops[0] = (mpitopo__op_t){.kind = MPITOPO__OP_HOST, .type = MPI_BYTE};
+    r->round_start[0] = 0;
+    r->round_start[1] = 1;
+    return r;
+}
+
 int mpitopo__request_alloc_tmp(mpitopo_request_t r, size_t bytes)
 {
     r->tmp = mpitopo__malloc(bytes > 0 ? bytes : 1);
@@ -260,7 +294,7 @@ static int post_message(mpitopo_request_t r, const mpitopo__op_t *o, MPI_Request
 {
     MPI_Comm comm = r->nbr->comm;
     if (o->kind == MPITOPO__OP_HOST)
-        return mpitopo__host_post(r, q);
+        return r->host_post ? r->host_post(r, q) : mpitopo__host_post(r, q);
     if (o->kind == MPITOPO__OP_RECV_ANY) {
         *q = MPI_REQUEST_NULL; /* matched and received by match_unknown */
         return MPITOPO_SUCCESS;
@@ -305,7 +339,7 @@ static int is_named(MPI_Datatype t, int *named)
 int mpitopo__request_own_datatypes(mpitopo_request_t r)
 {
     if (r->nops == 1 && r->ops[0].kind == MPITOPO__OP_HOST)
-        return mpitopo__host_own_datatypes(r);
+        return r->host_post ? MPITOPO_SUCCESS : mpitopo__host_own_datatypes(r);
     if (r->owned)
         return MPITOPO_SUCCESS;
     r->owned = mpitopo__malloc_array((size_t)(r->nops > 0 ? r->nops : 1), sizeof *r->owned);
@@ -375,6 +409,10 @@ int mpitopo__request_start(mpitopo_request_t r)
     r->posted = 0;
     r->error = MPITOPO_SUCCESS;
     r->active = 1;
+    if (r->host_post) { /* started by the host MPI already: nothing to wait for */
+        list_add(r);
+        return post_round(r);
+    }
     int ready, rc = kick(r->nbr, 0, &ready);
     if (rc != MPITOPO_SUCCESS)
         return rc;

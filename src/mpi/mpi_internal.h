@@ -68,6 +68,11 @@ int mpitopo__emulated_leaf(MPI_Comm comm, const mpitopo_machine_t **machine, int
 int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
                                  const mpitopo_machine_t **machine, const int **leaf_of_rank);
 
+/* Whether comm's machine is cached already (mpitopo__comm_machine_cached
+ * would not communicate): local, never an error. Every process of comm
+ * gives the same answer, since the machine is made collectively. */
+int mpitopo__comm_machine_known(MPI_Comm comm);
+
 /* mpitopo_comm_nodeinfo without its error conversion (nodeinfo.c), and the
  * machine cached beside the node information: what comm_machine.c builds
  * and caches with mpitopo__nodeinfo_set_machine (the cache takes both). */

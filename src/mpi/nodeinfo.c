@@ -315,6 +315,22 @@ int mpitopo__comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
     return MPITOPO_SUCCESS;
 }
 
+int mpitopo__comm_machine_known(MPI_Comm comm)
+{
+    int keyval, flag = 0;
+    attachment_t *a = NULL;
+    pthread_mutex_lock(&cache_lock);
+    keyval = cache_keyval;
+    pthread_mutex_unlock(&cache_lock);
+    if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+        PMPI_Comm_get_attr(comm, keyval, &a, &flag) != MPI_SUCCESS || !flag || !a)
+        return 0;
+    pthread_mutex_lock(&cache_lock);
+    int known = a->entry && a->entry->machine;
+    pthread_mutex_unlock(&cache_lock);
+    return known;
+}
+
 int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
 {
     return mpitopo__mpi_result(__func__, mpitopo__comm_nodeinfo(comm, info));

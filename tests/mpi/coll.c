@@ -12,7 +12,8 @@
  * Under an emulated cyclic layout (MT_EXPECT_REORDER=1) the ring and
  * recursive-doubling allgathers of the world must run on a reordered
  * communicator. Also: bad arguments and a bad configuration give
- * MPITOPO_ERR_ARG on every process.
+ * MPITOPO_ERR_ARG on every process, and the first nonblocking call on a
+ * communicator does not wait for the other processes.
  *
  * MT_COLL_SHARE=R (default 3): the sub-communicators smaller than the world
  * share the configurations out R ways (the world and one more run all);
@@ -371,6 +372,56 @@ static void t_overlap(void)
     free(ag);
 }
 
+/*
+ * A nonblocking call must not wait for the other processes, not even the
+ * first on a communicator (where the machine is not gathered yet): rank 0
+ * starts it and then receives what rank 1 sends synchronously before rank
+ * 1 starts it. A call that blocked until every process joined hangs here
+ * (the test's timeout). On a cyclic layout (expect_reorder) the first call
+ * keeps the original order; a blocking call gathers the machine, and the
+ * nonblocking calls after it reorder.
+ */
+static void t_nonblocking_first(int expect_reorder)
+{
+    if (wsize < 2)
+        return;
+    const char *confs[] = {"allgather=rd:auto", "allgather=ring:rmh", "allgather=hierb:auto",
+                           "allgather=mpi", "allgather=auto:auto,switch=0"};
+    int *got = malloc(sizeof(int) * (size_t)wsize);
+    for (size_t i = 0; i < sizeof confs / sizeof *confs; i++) {
+        MPI_Comm c; /* split, not dup: a duplicate shares the world's machine */
+        MPI_Comm_split(MPI_COMM_WORLD, 0, wrank, &c);
+        MT_CHECK_RC(set_conf(c, confs[i]));
+        for (int round = 0; round < 3; round++) {
+            mpitopo_request_t q = MPITOPO_REQUEST_NULL;
+            int token = 1000 + (int)i, rc = MPITOPO_SUCCESS;
+            fill(got, wsize, SENT);
+            if (round == 1) {
+                rc = mpitopo_allgather(&wrank, 1, MPI_INT, got, 1, MPI_INT, c);
+            } else if (wrank == 1) {
+                MPI_Ssend(&token, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+                rc = mpitopo_iallgather(&wrank, 1, MPI_INT, got, 1, MPI_INT, c, &q);
+            } else {
+                rc = mpitopo_iallgather(&wrank, 1, MPI_INT, got, 1, MPI_INT, c, &q);
+                if (wrank == 0) {
+                    int t = 0;
+                    MPI_Recv(&t, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MT_CHECK(t == token, "[%s] token %d", confs[i], t);
+                }
+            }
+            MT_CHECK_RC(wait_or(rc, &q, round != 1));
+            for (int r = 0; r < wsize; r++)
+                MT_CHECK(got[r] == r, "[%s] round %d: block %d = %d", confs[i], round, r, got[r]);
+            int alg = -1, heur = -1, re = -1;
+            MT_CHECK_RC(mpitopo__coll_last(c, MPITOPO__COLL_OP_ALLGATHER, &alg, &heur, &re));
+            if (expect_reorder && i == 1)
+                MT_CHECK(re == (round > 0), "[%s] round %d: reordered = %d", confs[i], round, re);
+        }
+        MPI_Comm_free(&c);
+    }
+    free(got);
+}
+
 /* Under a cyclic emulated layout, ring and rd on the world reorder. */
 static void t_reorder(void)
 {
@@ -426,6 +477,7 @@ int main(int argc, char **argv)
     t_errors();
     t_overlap();
     const char *exp = mt_getenv("MT_EXPECT_REORDER");
+    t_nonblocking_first(exp && strcmp(exp, "1") == 0);
     if (exp && strcmp(exp, "1") == 0)
         t_reorder();
     MPI_Op_free(&matop);
