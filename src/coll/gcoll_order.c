@@ -428,9 +428,12 @@ int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double b
 }
 
 /* The largest cost over the nodes of a binomial tree inside each node. */
+/* The largest cost over the nodes of alg inside each node, each node's ranks
+ * in rank order, or in heuristic h's order where that is cheaper (h < 0:
+ * none), as mpitopo__gstate_hier plans them. */
 static int per_node_cost(gstate_t *s, const mpitopo__coll_dist_t *d, const int *leaf,
-                         mpitopo__coll_alg_t alg, double bytes, int *members, int *lv,
-                         double *worst)
+                         mpitopo__coll_alg_t alg, int h, double bytes, int *members, int *lv,
+                         int *perm, double *worst)
 {
     *worst = 0;
     for (int n = 0; n < s->nnodes; n++) {
@@ -442,10 +445,16 @@ static int per_node_cost(gstate_t *s, const mpitopo__coll_dist_t *d, const int *
             continue;
         for (int j = 0; j < L; j++)
             lv[j] = leaf[members[j]];
-        double c;
+        double c, c1;
         int rc = mpitopo__coll_cost(alg, d, L, lv, NULL, bytes, &c);
         if (rc != MPITOPO_SUCCESS)
             return rc;
+        if (h >= 0 && L > 2) {
+            if (mpitopo__coll_order((mpitopo__coll_heur_t)h, d, L, lv, perm) == MPITOPO_SUCCESS &&
+                mpitopo__coll_cost(alg, d, L, lv, perm, bytes, &c1) == MPITOPO_SUCCESS && c1 < c)
+                c = c1;
+            mpitopo__clear_error();
+        }
         if (c > *worst)
             *worst = c;
     }
@@ -466,10 +475,14 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
     if (rc != MPITOPO_SUCCESS)
         return rc;
     int p = s->size, minl = p, maxl = 0;
-    int *cnt = mpitopo__calloc((size_t)s->nnodes + 3 * (size_t)p, sizeof(int));
+    int *cnt = mpitopo__calloc((size_t)s->nnodes + 4 * (size_t)p, sizeof(int));
     if (!cnt)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d nodes", s->nnodes);
-    int *members = cnt + s->nnodes, *lv = members + p, *leaders = lv + p;
+    int *members = cnt + s->nnodes, *lv = members + p, *leaders = lv + p, *perm = leaders + p;
+    /* With a heuristic, the hierarchical plan reorders too (the leaders by
+     * RDMH or RMH, the nodes' trees by BGMH and BBMH): its cost is the
+     * cheaper order's, as mpitopo__gstate_hier keeps it. */
+    int heur = flat->heur_req != MPITOPO__GH_NONE;
     for (int r = 0; r < p; r++)
         cnt[s->node_of_rank[r]]++;
     for (int n = 0; n < s->nnodes; n++) {
@@ -484,25 +497,25 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
             mpitopo__free(cnt);
             return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
         }
-        double cflat, perm = 0, cg, cb, cgl, cbl, cl;
+        double cflat, pcost = 0, cg, cb, cgl, cbl, cl;
         rc = mpitopo__coll_cost((mpitopo__coll_alg_t)flat->alg, &d, p, leaf, flat->old_of_new,
                                 bytes, &cflat);
         /* A reordered flat allgather pays its initComm exchange too (decide). */
         if (rc == MPITOPO_SUCCESS && flat->old_of_new && flat->alg != MPITOPO__COLL_ALG_ALLGATHER_RING)
-            rc = mpitopo__coll_perm_cost(&d, p, leaf, flat->old_of_new, bytes, &perm);
-        cflat += perm;
+            rc = mpitopo__coll_perm_cost(&d, p, leaf, flat->old_of_new, bytes, &pcost);
+        cflat += pcost;
         if (rc == MPITOPO_SUCCESS)
-            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_GATHER_BINOMIAL, bytes, members, lv,
-                               &cg);
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_GATHER_BINOMIAL,
+                               heur ? MPITOPO__COLL_BGMH : -1, bytes, members, lv, perm, &cg);
         if (rc == MPITOPO_SUCCESS)
-            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_BCAST_BINOMIAL, bytes * p, members,
-                               lv, &cb);
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_BCAST_BINOMIAL,
+                               heur ? MPITOPO__COLL_BBMH : -1, bytes * p, members, lv, perm, &cb);
         if (rc == MPITOPO_SUCCESS)
-            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_GATHER_LINEAR, bytes, members, lv,
-                               &cgl);
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_GATHER_LINEAR, -1, bytes, members,
+                               lv, perm, &cgl);
         if (rc == MPITOPO_SUCCESS)
-            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_BCAST_LINEAR, bytes * p, members,
-                               lv, &cbl);
+            rc = per_node_cost(s, &d, leaf, MPITOPO__COLL_ALG_BCAST_LINEAR, -1, bytes * p,
+                               members, lv, perm, &cbl);
         if (rc == MPITOPO_SUCCESS) {
             /* Leaders: the lowest rank of each node. */
             for (int n = 0; n < s->nnodes; n++)
@@ -513,9 +526,19 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
             for (int n = 0; n < s->nnodes; n++)
                 lv[n] = leaf[leaders[n]];
             int pow2 = (s->nnodes & (s->nnodes - 1)) == 0;
-            rc = mpitopo__coll_cost(pow2 ? MPITOPO__COLL_ALG_ALLGATHER_RD
-                                         : MPITOPO__COLL_ALG_ALLGATHER_RING,
-                                    &d, s->nnodes, lv, NULL, bytes * maxl, &cl);
+            mpitopo__coll_alg_t la = pow2 ? MPITOPO__COLL_ALG_ALLGATHER_RD
+                                          : MPITOPO__COLL_ALG_ALLGATHER_RING;
+            rc = mpitopo__coll_cost(la, &d, s->nnodes, lv, NULL, bytes * maxl, &cl);
+            double cl1;
+            if (rc == MPITOPO_SUCCESS && heur && s->nnodes > 2) {
+                if (mpitopo__coll_order(pow2 ? MPITOPO__COLL_RDMH : MPITOPO__COLL_RMH, &d,
+                                        s->nnodes, lv, perm) == MPITOPO_SUCCESS &&
+                    mpitopo__coll_cost(la, &d, s->nnodes, lv, perm, bytes * maxl, &cl1) ==
+                        MPITOPO_SUCCESS &&
+                    cl1 < cl)
+                    cl = cl1;
+                mpitopo__clear_error();
+            }
         }
         if (rc != MPITOPO_SUCCESS) {
             mpitopo__free(cnt);
