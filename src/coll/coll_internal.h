@@ -257,6 +257,10 @@ void mpitopo__progress_all(void);
  * to nbr. NULL when out of memory. */
 mpitopo_request_t mpitopo__request_new(mpitopo__nbr_t *nbr, int nops, int nrounds);
 
+/* A request of one round holding one MPITOPO__OP_HOST step over nbr (the
+ * caller sets ctx), not started; NULL when out of memory. */
+mpitopo_request_t mpitopo__request_host_step(mpitopo__nbr_t *nbr);
+
 /* A request of one MPITOPO__OP_HOST step over nbr that stands for q, an
  * operation the host MPI has already started (a global collective handed
  * to PMPI_I*): waited, tested and progressed as every other. Takes q

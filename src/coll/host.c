@@ -198,7 +198,7 @@ static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, co
                  const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func)
 {
     (void)c;
-    mpitopo_request_t r = mpitopo__request_new(n, 1, 1);
+    mpitopo_request_t r = mpitopo__request_host_step(n);
     host_t *h = mpitopo__calloc(1, sizeof *h);
     if (!r || !h) {
         mpitopo__free(h);
@@ -209,9 +209,6 @@ static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, co
     r->ctx = h;
     r->ctx_free = host_free;
     r->rebase = host_rebase;
-    r->ops[0] = (mpitopo__op_t){.kind = MPITOPO__OP_HOST, .type = MPI_BYTE};
-    r->round_start[0] = 0;
-    r->round_start[1] = 1;
     *out = r;
     return MPITOPO_SUCCESS;
 }

@@ -57,10 +57,21 @@ static void started_free(void *ctx)
     mpitopo__free(held);
 }
 
+mpitopo_request_t mpitopo__request_host_step(mpitopo__nbr_t *nbr)
+{
+    mpitopo_request_t r = mpitopo__request_new(nbr, 1, 1);
+    if (r) {
+        r->ops[0] = (mpitopo__op_t){.kind = MPITOPO__OP_HOST, .type = MPI_BYTE};
+        r->round_start[0] = 0;
+        r->round_start[1] = 1;
+    }
+    return r;
+}
+
 mpitopo_request_t mpitopo__request_of_host(mpitopo__nbr_t *nbr, MPI_Request q)
 {
     MPI_Request *held = mpitopo__malloc(sizeof *held);
-    mpitopo_request_t r = held ? mpitopo__request_new(nbr, 1, 1) : NULL;
+    mpitopo_request_t r = held ? mpitopo__request_host_step(nbr) : NULL;
     if (!r) {
         mpitopo__free(held);
         return NULL;
@@ -69,9 +80,6 @@ mpitopo_request_t mpitopo__request_of_host(mpitopo__nbr_t *nbr, MPI_Request q)
     r->ctx = held;
     r->ctx_free = started_free;
     r->host_post = started_post;
-    r->ops[0] = (mpitopo__op_t){.kind = MPITOPO__OP_HOST, .type = MPI_BYTE};
-    r->round_start[0] = 0;
-    r->round_start[1] = 1;
     return r;
 }
 
