@@ -10,8 +10,9 @@
  * (mpitopo_comm_machine: one allgather of O(1) per process, cached on the
  * communicator), kept only when mpitopo__coll_cost says it is strictly
  * cheaper than the original order for that algorithm. Every order runs on
- * one private duplicate of the user's communicator, made by MPI_Comm_idup
- * with the first operation: the schedules address logical rank u at its
+ * one private duplicate of the user's communicator, made on first use
+ * (MPI_Comm_dup in a blocking call, MPI_Comm_idup in a nonblocking one):
+ * the schedules address logical rank u at its
  * old rank old_of_new[u] (gv_peer), which is what a communicator split in
  * that order would give, without a communicator per pattern (MPI has few
  * context ids: MPICH 2,048) nor a blocking MPI_Comm_split. Messages of
