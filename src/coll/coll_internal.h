@@ -97,6 +97,10 @@ void mpitopo__nbr_unref(mpitopo__nbr_t *nbr);
  */
 int mpitopo__nbr_private_comm(mpitopo__nbr_t *nbr, int blocking);
 
+/* From the delete callback of nbr's user communicator: complete a pending
+ * idup of the private one where MPI needs it (Open MPI). */
+void mpitopo__nbr_parent_going(mpitopo__nbr_t *nbr);
+
 /* Whether the private communicator is ready; tests a pending idup. */
 int mpitopo__nbr_private_ready(mpitopo__nbr_t *nbr, int *ready);
 

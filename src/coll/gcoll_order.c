@@ -99,16 +99,8 @@ static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)keyval;
     (void)extra;
     gstate_t *s = value;
-    /* A duplicate still being made: completed while comm exists on Open
-     * MPI (see delete_cb of neighbors.c for why, and why not on MPICH). */
-#ifdef OPEN_MPI
-    if (s->ident && s->ident->dup_request != MPI_REQUEST_NULL) {
-        int rc = mpitopo__nbr_private_comm(s->ident, 1);
-        if (rc != MPI_SUCCESS)
-            mpitopo__log(1, "completing a collectives' private communicator failed with MPI "
-                            "error %d", rc);
-    }
-#endif
+    if (s->ident)
+        mpitopo__nbr_parent_going(s->ident);
     pthread_mutex_lock(&glock);
     s->prev->next = s->next;
     s->next->prev = s->prev;
@@ -395,7 +387,7 @@ int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double b
         order_free(o);
         break;
     }
-    /* Beyond MAX_ORDERS roots, the original order (no new communicator). */
+    /* Beyond MAX_ORDERS reordered patterns, the original order. */
     int fresh = s->norders < MPITOPO__GMAX_ORDERS || heur_req == MPITOPO__GH_NONE;
     gorder_t *o = mpitopo__calloc(1, sizeof *o);
     if (!o)
@@ -428,7 +420,31 @@ int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double b
     return MPITOPO_SUCCESS;
 }
 
-/* The largest cost over the nodes of a binomial tree inside each node. */
+/* The cost of alg over the leaves lv[0..n) in their order (*c0), and *c1:
+ * the cost in heuristic h's order perm when that is strictly cheaper
+ * (*kept = 1), else *c0 (h < 0: no heuristic). An error of the heuristic's
+ * part keeps the order; an error of the first cost is returned. */
+static int ordered_cost(const mpitopo__coll_dist_t *d, const int *lv, int n, int h,
+                        mpitopo__coll_alg_t alg, double bytes, int *perm, double *c0, double *c1,
+                        int *kept)
+{
+    *kept = 0;
+    int rc = mpitopo__coll_cost(alg, d, n, lv, NULL, bytes, c0);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    *c1 = *c0;
+    if (h >= 0 && n > 2) {
+        double c;
+        if (mpitopo__coll_order((mpitopo__coll_heur_t)h, d, n, lv, perm) == MPITOPO_SUCCESS &&
+            mpitopo__coll_cost(alg, d, n, lv, perm, bytes, &c) == MPITOPO_SUCCESS && c < *c0) {
+            *c1 = c;
+            *kept = 1;
+        }
+        mpitopo__clear_error();
+    }
+    return MPITOPO_SUCCESS;
+}
+
 /* The largest cost over the nodes of alg inside each node, each node's ranks
  * in rank order, or in heuristic h's order where that is cheaper (h < 0:
  * none), as mpitopo__gstate_hier plans them. */
@@ -446,16 +462,10 @@ static int per_node_cost(gstate_t *s, const mpitopo__coll_dist_t *d, const int *
             continue;
         for (int j = 0; j < L; j++)
             lv[j] = leaf[members[j]];
-        double c, c1;
-        int rc = mpitopo__coll_cost(alg, d, L, lv, NULL, bytes, &c);
+        double c0, c;
+        int kept, rc = ordered_cost(d, lv, L, h, alg, bytes, perm, &c0, &c, &kept);
         if (rc != MPITOPO_SUCCESS)
             return rc;
-        if (h >= 0 && L > 2) {
-            if (mpitopo__coll_order((mpitopo__coll_heur_t)h, d, L, lv, perm) == MPITOPO_SUCCESS &&
-                mpitopo__coll_cost(alg, d, L, lv, perm, bytes, &c1) == MPITOPO_SUCCESS && c1 < c)
-                c = c1;
-            mpitopo__clear_error();
-        }
         if (c > *worst)
             *worst = c;
     }
@@ -527,19 +537,12 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
             for (int n = 0; n < s->nnodes; n++)
                 lv[n] = leaf[leaders[n]];
             int pow2 = (s->nnodes & (s->nnodes - 1)) == 0;
-            mpitopo__coll_alg_t la = pow2 ? MPITOPO__COLL_ALG_ALLGATHER_RD
-                                          : MPITOPO__COLL_ALG_ALLGATHER_RING;
-            rc = mpitopo__coll_cost(la, &d, s->nnodes, lv, NULL, bytes * maxl, &cl);
-            double cl1;
-            if (rc == MPITOPO_SUCCESS && heur && s->nnodes > 2) {
-                if (mpitopo__coll_order(pow2 ? MPITOPO__COLL_RDMH : MPITOPO__COLL_RMH, &d,
-                                        s->nnodes, lv, perm) == MPITOPO_SUCCESS &&
-                    mpitopo__coll_cost(la, &d, s->nnodes, lv, perm, bytes * maxl, &cl1) ==
-                        MPITOPO_SUCCESS &&
-                    cl1 < cl)
-                    cl = cl1;
-                mpitopo__clear_error();
-            }
+            double cl0;
+            int kept;
+            rc = ordered_cost(&d, lv, s->nnodes,
+                              !heur ? -1 : pow2 ? MPITOPO__COLL_RDMH : MPITOPO__COLL_RMH,
+                              pow2 ? MPITOPO__COLL_ALG_ALLGATHER_RD : MPITOPO__COLL_ALG_ALLGATHER_RING,
+                              bytes * maxl, perm, &cl0, &cl, &kept);
         }
         if (rc != MPITOPO_SUCCESS) {
             mpitopo__free(cnt);
@@ -572,13 +575,14 @@ static int reorder_group(const mpitopo__coll_dist_t *d, const int *leaf, int *ra
         return 0;
     for (int j = 0; j < n; j++)
         lv[j] = leaf[ranks[j]];
-    if (mpitopo__coll_order(h, d, n, lv, perm) != MPITOPO_SUCCESS ||
-        mpitopo__coll_cost(alg, d, n, lv, NULL, bytes, c0) != MPITOPO_SUCCESS ||
-        mpitopo__coll_cost(alg, d, n, lv, perm, bytes, c1) != MPITOPO_SUCCESS || !(*c1 < *c0)) {
+    int kept;
+    if (ordered_cost(d, lv, n, (int)h, alg, bytes, perm, c0, c1, &kept) != MPITOPO_SUCCESS) {
         mpitopo__clear_error();
         *c1 = *c0;
         return 0;
     }
+    if (!kept)
+        return 0;
     for (int j = 0; j < n; j++)
         tmp[j] = ranks[perm[j]];
     memcpy(ranks, tmp, (size_t)n * sizeof *ranks);

@@ -59,6 +59,26 @@ void mpitopo__nbr_unref(mpitopo__nbr_t *n)
         nbr_free(n);
 }
 
+void mpitopo__nbr_parent_going(mpitopo__nbr_t *n)
+{
+    /* A duplicate still being made: Open MPI 4.1 frees the parent at once
+     * and crashes when its pending MPI_Comm_idup completes, so it is
+     * completed now, while the parent exists (every process started it
+     * from the same collective call and frees comm collectively: this
+     * cannot hang). MPICH keeps the parent until the idup completes and
+     * runs the delete callbacks from inside that completion, where a wait
+     * on it would recurse: there it completes by itself. */
+#ifdef OPEN_MPI
+    if (n->dup_request != MPI_REQUEST_NULL) {
+        int rc = mpitopo__nbr_private_comm(n, 1);
+        if (rc != MPI_SUCCESS)
+            mpitopo__log(1, "completing a private communicator failed with MPI error %d", rc);
+    }
+#else
+    (void)n;
+#endif
+}
+
 static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
@@ -66,22 +86,8 @@ static int delete_cb(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)extra;
     mpitopo__nbr_t *n = value;
     /* The user's communicator is going. Operations in flight keep the
-     * entry (their references) and finish on the duplicate. A duplicate
-     * still being made: Open MPI 4.1 frees the parent at once and crashes
-     * when its pending MPI_Comm_idup completes, so it is completed now,
-     * while the parent exists (every process started it from the same
-     * collective call and frees comm collectively: this cannot hang).
-     * MPICH keeps the parent until the idup completes and runs this
-     * callback from inside that completion, where a wait on it would
-     * recurse: there it completes by itself. */
-#ifdef OPEN_MPI
-    if (n->dup_request != MPI_REQUEST_NULL) {
-        int rc = mpitopo__nbr_private_comm(n, 1);
-        if (rc != MPI_SUCCESS)
-            mpitopo__log(1, "completing a private neighbour communicator failed with MPI "
-                            "error %d", rc);
-    }
-#endif
+     * entry (their references) and finish on the duplicate. */
+    mpitopo__nbr_parent_going(n);
     n->freed = 1;
     n->user_comm = MPI_COMM_NULL;
     mpitopo__cache_clear(n);
