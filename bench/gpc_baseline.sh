@@ -2,7 +2,7 @@
 # The baseline of issue 16: the network metrics (hop-bytes, dilation, MC,
 # NZCA, NZCV, hybrid) of the block, rr, tree and cart placements on the GPC
 # model (mpitopo's "gpc" network: fattree:3;30,6,18;1,2,9;1,3,2:nodes=3090)
-# for the microbenchmarks of the thesis's chapter 3 (spec section 2.10) at
+# for the microbenchmarks of the thesis's chapter 3 (section 3.4.1) at
 # 1,024 and 4,096 processes, 8 per node (128 and 512 nodes, the first of
 # the network's end nodes):
 #   2-D 5-point      cart:AxB (periodic), 4 face neighbours

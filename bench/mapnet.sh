@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 17, part 4: network-aware mapping on the microbenchmarks of the
-# thesis's chapter 3 (spec section 2.10), one bench/mapnet table per case
+# thesis's chapter 3 (section 3.4.1), one bench/mapnet table per case
 # (network x size x pattern): hop-bytes, dilation, MC, NZCA, NZCV of every
 # mapper normalised to block, the normalised hybrid metric, the mapping
 # time (CPU and wall) and ptram's phases (partitioning, greedy,
@@ -26,7 +26,7 @@
 #              routed by OpenSM's ftree engine on ibsim: its subnet list and
 #              forwarding tables are bench/results/fabric_ftree1152_*.xz,
 #              made by tests/fabric/gen_fattree.py three 8 8 18 6 6, ibsim
-#              and 'opensm -o -R ftree' (tooling-notes recipe; -F redoes it)
+#              and 'opensm -o -R ftree' (-F redoes it: see regen_fabric below)
 #   dragonfly  dragonfly:4,8,4 (33 groups of 8 routers, 4 nodes each: 1,056)
 #   torus      torus:8x8x8 (512 nodes)
 # Patterns (grids of MPI_Dims_create, periodic; one byte per message):

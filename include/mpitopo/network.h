@@ -55,7 +55,8 @@ extern "C" {
  *    group holding the link to the destination's group, across it, then to
  *    the destination's router (at most 5 channels, counting the node links).
  *  - "hhc:D": the hierarchical hypercube with centre nodes (HHC) of
- *    dimension D in [1, 30] (seed paper 002). The 3-HHC is a 3-cube of 8
+ *    dimension D in [1, 30] (M.-H. Ok, "A Process-to-Processor Mapping of
+ *    HHC Topology in MPI", section 2). The 3-HHC is a 3-cube of 8
  *    nodes and a centre linked to all 8 (9 nodes). The D-HHC has L =
  *    ceil(D/3) levels of such cubes: the leaves of the level-1 cubes are
  *    the 2^D bottom nodes, the leaves of a level-j cube the centres of

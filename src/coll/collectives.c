@@ -1,6 +1,7 @@
 /*
  * The entry points of the five neighbourhood operations (blocking,
- * nonblocking, persistent) and of the exchanges of the seed paper 003:
+ * nonblocking, persistent) and of the exchanges of T. Hoefler et al.,
+ * "Topological Collectives for MPI-2", section 2.1:
  * check the arguments, take the schedule select.c chooses (cached by
  * cache.c), build and run it. What differs between the operations is how
  * a buffer is cut into per-neighbour blocks: each side (send, receive) is
@@ -415,8 +416,8 @@ static int alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdisp
 MPITOPO_NBR_OPS(ENTRY_POINTS)
 #undef ENTRY_POINTS
 
-/* The exchanges of the seed paper 003 are thin forms of alltoall and
- * alltoallv (FORM_EXCHANGE). */
+/* The exchanges of "Topological Collectives for MPI-2" (section 2.1) are
+ * thin forms of alltoall and alltoallv (FORM_EXCHANGE). */
 int mpitopo_neighbor_xchg(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {

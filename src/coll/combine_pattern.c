@@ -1,11 +1,21 @@
 /*
- * Message combining, phase 1 (thesis ch. 6, Alg. 6.1 and 6.2, with the
- * round protocol of thesis-spec.md 5.7): which friend each process pairs
- * with in which round, which common out-neighbours it then serves, and
- * which combined messages it receives. Computed once per communicator,
- * collectively, on a private duplicate (so that it cannot match messages
- * of operations in flight); O(degree^2) memory: the matrix M holds the
- * in-neighbour list of every out-neighbour.
+ * Message combining, phase 1 (S. H. Mirsadeghi, PhD thesis, Queen's
+ * University 2017, section 6.2.2, Alg. 6.1 and 6.2): which friend each
+ * process pairs with in which round, which common out-neighbours it then
+ * serves, and which combined messages it receives. Computed once per
+ * communicator, collectively, on a private duplicate (so that it cannot
+ * match messages of operations in flight); O(degree^2) memory: the matrix
+ * M holds the in-neighbour list of every out-neighbour.
+ *
+ * The thesis does not say how the iterations of Alg. 6.1 line up across
+ * processes. Here every process runs numbered rounds, with no barrier:
+ * (1) while it has friends, pair (Alg. 6.2) with them, all of whom are in
+ * the same round since friendship is symmetric; (2) send one notification
+ * (none, on, off, done) to every active out-neighbour and receive one from
+ * every active in-neighbour; (3) send its active in-list to its active
+ * in-neighbours, receive theirs from its active out-neighbours, and update
+ * M and the friends. A process that has left the loop keeps doing (2) and
+ * (3) until it has no active in-neighbour (run_protocol).
  *
  * Self edges and MPI_PROC_NULL never take part (they stay direct).
  *
@@ -222,8 +232,11 @@ static int choose(const pat_t *p, pairing_t *s, int iter, int f_old, int *termin
     return g;
 }
 
-/* Alg 6.2 with separate candidate and messaging sets (thesis-spec.md
- * 5.5): the friend paired with, or -1. */
+/* Alg 6.2 (thesis section 6.2.2, "Pairing friend processes") with
+ * separate candidate and messaging sets: the thesis drops f_old from the
+ * one set F it also messages, so p would stop talking to f_old while f_old
+ * still talks to p; here the active set changes only through state
+ * messages both ends see. The friend paired with, or -1. */
 static int pair_friend(pat_t *p, pairing_t *s, int *partner)
 {
     for (int i = 0; i < p->nf; i++) {
@@ -313,8 +326,9 @@ static int take_note(pat_t *p, int i, const int *note, int t)
     return MPI_SUCCESS;
 }
 
-/* Steps 2-3 of round t (thesis-spec.md 5.7): notifications, then the
- * active in-lists that update M. */
+/* Steps 2-3 of round t (see the top of this file; thesis section 6.2.2,
+ * "Updating neighborhood information"): notifications, then the active
+ * in-lists that update M. */
 static int notify_and_update(pat_t *p, int t, int *notes, int *buf, int *to, int *from)
 {
     int nto = 0, nfrom = active(p->in, p->iact, p->ni, from);

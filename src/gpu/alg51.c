@@ -1,9 +1,12 @@
 /*
- * Thesis Alg. 5.1: congestion-based greedy mapping of one node's processes
- * onto the PEs (cores or GPUs) of a tree with a bandwidth per link
- * (../shared/spec/thesis-spec.md §4.4), with the [I] choices:
+ * Alg. 5.1 of S. H. Mirsadeghi's PhD thesis (Queen's University 2017,
+ * section 5.3.3, "Congestion-based mapping heuristic"): congestion-based
+ * greedy mapping of one node's processes onto the PEs (cores or GPUs) of a
+ * tree with a bandwidth per link, with these choices where the thesis is
+ * silent or inconsistent:
  *  - volumes and the neighbour indicator are symmetric: vol[i][j] = c_ij +
- *    c_ji, neighbours when vol > 0 (Q5.1, Q5.2);
+ *    c_ji, neighbours when vol > 0 (the thesis's n_ij tests c_ij alone, and
+ *    it loads the undirected tree links without separating directions);
  *  - a 0/0 average counts as 0;
  *  - ties: the lowest process, then the lowest PE.
  * Each step picks the unmapped process q with the largest

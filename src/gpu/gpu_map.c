@@ -1,6 +1,7 @@
 /*
- * MAGC (thesis ch. 5, ../shared/spec/thesis-spec.md §4.3): processes to
- * nodes, to cores, and GPUs to processes, from C_cpu and C_gpu.
+ * MAGC (S. H. Mirsadeghi, PhD thesis, Queen's University 2017, section
+ * 5.3.2, the three phases of Fig. 5.4; mapping algorithms 5.3.3):
+ * processes to nodes, to cores, and GPUs to processes, from C_cpu and C_gpu.
  *
  *  phase 1  processes to nodes from C_cpu + C_gpu (strategy1/2: C_cpu), by
  *           ptram under a network, else by the tree mapper, whose node-level

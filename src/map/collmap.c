@@ -528,8 +528,9 @@ static int order_ring(order_t *o, int p)
 }
 
 /* Alg. 4.4: depth-first over the binomial tree of root 0, the children r + i
- * of r (i = 1, 2, 4, .. while r AND i is 0 and r + i < p: the [I] condition
- * for any p), smaller subtrees first. Depth at most log2(p). */
+ * of r (i = 1, 2, 4, .. while r AND i is 0 and r + i < p: the thesis's
+ * i <= p/2 leaves ranks unplaced when p is not a power of two, this
+ * condition covers any p), smaller subtrees first. Depth at most log2(p). */
 static void binomial_dfs(order_t *o, int p, int r)
 {
     for (long long i = 1; (r & i) == 0 && r + i < p; i *= 2) {

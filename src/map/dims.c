@@ -1,6 +1,7 @@
 /*
  * Dimensions of Cartesian grids: MPI_Dims_create done right, and its
- * node-aware variant (Gropp, EuroMPI'18, section 3).
+ * node-aware variant (W. Gropp, "Using Node Information to Implement MPI
+ * Cartesian Topologies", EuroMPI'18, section 2.1).
  *
  * The free (zero) entries of dims receive a non-increasing sequence
  * a_1 >= ... >= a_k of divisors of m = nprocs / prod(fixed entries). The

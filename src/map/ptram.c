@@ -1,7 +1,10 @@
 /*
  * The "ptram" mapper: topology- and routing-aware mapping onto a statically
- * routed network (Mirsadeghi's thesis, ch. 3; shared/spec/thesis-spec.md
- * section 2), serial. Three steps:
+ * routed network, serial (S. H. Mirsadeghi, "Improving Communication
+ * Performance through Topology and Congestion Awareness in HPC Systems",
+ * PhD thesis, Queen's University 2017, ch. 3: the framework of Fig. 3.5,
+ * partitioning 3.3.1, heuristic 3.3.2, hybrid metric 3.3.3, routing
+ * 3.3.4, refinement 3.3.5). Three steps:
  *
  *   1. partition the processes into one part per node, each exactly as
  *      large as the node's slots (the first nprocs leaves, as every mapper

@@ -1,5 +1,6 @@
 /*
- * The HHC virtual topology (seed paper 002, section 3; issue 18): the tree
+ * The HHC virtual topology (M.-H. Ok, "A Process-to-Processor Mapping of
+ * HHC Topology in MPI", section 3; issue 18): the tree
  * communicator over the whole HHC, one Cartesian communicator per cube, the
  * node ID <-> {rank, communicator} table, and creation with reordering.
  * The arithmetic of IDs and routes is the network's (src/network/hhc.c), so

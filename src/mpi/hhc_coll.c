@@ -1,6 +1,7 @@
 /*
- * Collectives over the whole HHC, the ones the seed paper (002, section
- * 3.3) leaves "not available": the tree for the centre-leaf links, and for
+ * Collectives over the whole HHC, the ones M.-H. Ok's paper ("A
+ * Process-to-Processor Mapping of HHC Topology in MPI", section 3.3)
+ * leaves "not available": the tree for the centre-leaf links, and for
  * the broadcast and the allreduce every cube's Cartesian communicator
  * inside the cube (the duplicates ftree and fcube, tag COLL_TAG, so that
  * the user's traffic on the topology communicators never matches ours).

@@ -1,5 +1,6 @@
 /*
- * Routed point-to-point messages of the HHC (seed paper 002, section 3.3):
+ * Routed point-to-point messages of the HHC (M.-H. Ok, "A
+ * Process-to-Processor Mapping of HHC Topology in MPI", section 3.3):
  * a message to a node that is not a neighbour travels the network's route,
  * one MPI message per hop on the tree or on a cube (the duplicates ftree
  * and fcube, tag HOP_TAG: the user's traffic, on the world or on the

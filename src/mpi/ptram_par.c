@@ -1,6 +1,7 @@
 /*
- * The parallel "ptram" mapper (Mirsadeghi's thesis, ch. 3, the parallel form
- * of Alg. 3.1; shared/spec/thesis-spec.md section 2). The node leaders
+ * The parallel "ptram" mapper (S. H. Mirsadeghi, PhD thesis, Queen's
+ * University 2017, section 3.3.2: Alg. 3.1 run by one leader per node, the
+ * metric values gathered by MPI_Allgather). The node leaders
  * (leader_comm, rank 0 of comm among them) run the greedy step together:
  * at every step each leader scores the next part on the nodes it owns (its
  * own node when there is one leader per node) with the serial scoring code

@@ -1,6 +1,7 @@
 /*
- * HHC networks: hierarchical hypercubes with centre nodes (seed paper 002,
- * section 2; issue 16). Everything is arithmetic on the dimension D.
+ * HHC networks: hierarchical hypercubes with centre nodes (M.-H. Ok, "A
+ * Process-to-Processor Mapping of HHC Topology in MPI", section 2; issue
+ * 16). Everything is arithmetic on the dimension D.
  *
  * Shape. The D-HHC has L = ceil(D/3) levels of cubes. A cube of level j
  * (j = 1..L) has 2^k leaves (k = 3 below the top, t = D - 3(L-1) at the
@@ -65,8 +66,12 @@ typedef struct hhc_node {
     int64_t pos;
 } hhc_node_t;
 
+/* Every field is defined for every D, those past level L included: the
+ * readers index base[j + 1] and k[j] from j = 1, which D = 0 (L = 0) or an
+ * optimiser that cannot see D >= 1 would otherwise find unset. */
 static void hhc_shape(int D, hhc_t *h)
 {
+    *h = (hhc_t){0};
     h->L = (D + 2) / 3;
     h->S[0] = 1;
     h->base[1] = 0;

@@ -1,5 +1,6 @@
 /* All-to-all inside the sub-communicators of a Cartesian grid (the
- * MPI_Cart_sub groups), thesis 2.10's third microbenchmark. */
+ * MPI_Cart_sub groups), the third microbenchmark of S. H. Mirsadeghi's
+ * PhD thesis (Queen's University 2017), section 3.4.1. */
 #include "pattern/pattern_internal.h"
 
 #include <limits.h>

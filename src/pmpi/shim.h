@@ -168,13 +168,13 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_iallreduce(const void *sendbuf, void *recv
                                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                                  MPI_Request *request);
 
-/* Exported (documented in README.md): how many of MPI_Allgather, MPI_Bcast,
+/* Exported (documented in doc/user-guide.md): how many of MPI_Allgather, MPI_Bcast,
  * MPI_Gather, MPI_Allreduce and their nonblocking forms this process has
  * routed to mpitopo so far (MPITOPO_COLL), for tests and for users who want
  * to check that the setting took. Look it up with dlsym. Thread safe. */
 MPITOPO_SHIM_EXPORT long mpitopo_shim_coll_calls(void);
 
-/* Exported (documented in README.md): how many neighbourhood collectives
+/* Exported (documented in doc/user-guide.md): how many neighbourhood collectives
  * (blocking, nonblocking, and persistent ones once, at their _init call)
  * this process has routed to mpitopo so far, for tests and for users who
  * want to check that MPITOPO_NEIGHBOR took. Look it up with dlsym; absent

@@ -24,7 +24,8 @@ static const char *const heur_name[] = {"RDMH", "RMH", "BBMH", "BGMH"};
 
 /* The reference: the thesis's Alg. 4.1 with find_closest_to a linear scan
  * over every free old rank's leaf (lowest leaf on ties), the same distance.
- * Written from thesis-spec §3.3-3.7 independently of collmap.c. */
+ * Written from the thesis (S. H. Mirsadeghi, PhD thesis, Queen's University
+ * 2017, section 4.2.2, Alg. 4.1-4.5) independently of collmap.c. */
 typedef struct ref_state {
     const mpitopo__coll_dist_t *d;
     int p;
@@ -285,7 +286,8 @@ static void distance_values(void **state)
 
 /* ---- (b) the thesis's orders for p = 8 ----------------------------------- */
 
-/* thesis-spec §3.4-3.7: the placements (new rank, its reference) in order. */
+/* Thesis Alg. 4.2-4.5 (section 4.2.2): the placements (new rank, its
+ * reference) in order. */
 static const int spec_rdmh[7][2] = {{4, 0}, {2, 0}, {6, 2}, {3, 2}, {7, 3}, {1, 3}, {5, 1}};
 static const int spec_rmh[7][2] = {{1, 0}, {2, 1}, {3, 2}, {4, 3}, {5, 4}, {6, 5}, {7, 6}};
 static const int spec_bbmh[7][2] = {{1, 0}, {2, 0}, {3, 2}, {4, 0}, {5, 4}, {6, 4}, {7, 6}};

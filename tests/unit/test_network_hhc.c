@@ -1,4 +1,5 @@
-/* HHC networks ("hhc:D", seed paper 002): sizes by hand; the end-node
+/* HHC networks ("hhc:D", M.-H. Ok, "A Process-to-Processor Mapping of HHC
+ * Topology in MPI", section 2): sizes by hand; the end-node
  * numbering against a post-order enumeration of node IDs written here;
  * the links against the adjacency rule of the IDs; every route of the
  * small HHCs against a walk that applies the paper's routing rule one hop
