@@ -262,8 +262,9 @@ static int mark_used(const mpitopo_network_t *net, int n, int maxlen, int64_t *r
 static void write_links(FILE *f, const mpitopo_network_t *net, int64_t nchannels, const unsigned char *used,
                         const platform_args_t *a)
 {
-    double bw;
-    const char *unit;
+    /* --bandwidth was checked when the options were read: it parses. */
+    double bw = 0;
+    const char *unit = bw_units[0];
     parse_quantity(a->bandwidth, bw_units, &bw, &unit);
     for (int64_t c = 0; c < nchannels; c++) {
         double cap = 1;

@@ -236,7 +236,7 @@ static int launch(mpitopo__nbr_t *n, const mpitopo__plan_t *p, side_t *send, sid
                   int form, mpitopo_request_t *request, const char *func)
 {
     mpitopo__choice_t c = {MPITOPO__SCHED_LINEAR, 0, 0};
-    mpitopo_request_t r;
+    mpitopo_request_t r = NULL;
     int rc = build_for(n, p, send, recv, &c, MPITOPO__OPK_ALLTOALL, form, &r, func);
     return rc == MPITOPO_SUCCESS
                ? go(n, r, c.sched, MPITOPO__OPK_ALLTOALL, send, recv, form, request, func)

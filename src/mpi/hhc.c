@@ -277,6 +277,7 @@ int mpitopo_hhc_free(mpitopo_hhc_t **hhc)
 int mpitopo__hhc_check_id(const mpitopo_hhc_t *h, const char *func, const char *name, long long id,
                           int *node)
 {
+    *node = -1; /* defined on every return */
     if (!h)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "hhc = NULL");
     *node = mpitopo__hhc_node_of_id(h->dim, (int64_t)id);
