@@ -235,7 +235,8 @@ MPITOPO_API int mpitopo_pattern_subcomm_alltoall(int ndims, const int *dims, con
         plane of the first and last dimensions); one byte per message
         unless :bytes.
    hhc:D
-        the links of the D-dimensional HHC network (seed 002; see
+        the links of the D-dimensional HHC network (M.-H. Ok, "A
+        Process-to-Processor Mapping of HHC Topology in MPI"; see
         mpitopo_network_from_string()) both ways, one byte each, its
         processes numbered as that network's end nodes (D in [1, 30]).
    coll:ALG:N[:BYTES]
