@@ -3,6 +3,7 @@
 #include <mpitopo.h>
 
 #include "core/env.h"
+#include "map/map_internal.h" /* mpitopo__map_check_spec */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -77,7 +78,10 @@ static const char *eval_help =
     "  --pattern DESC|FILE   the communication pattern (see Patterns below)\n"
     "  --mapper LIST         comma-separated mappers (default: all that apply;\n"
     "                        see 'mpitopo mappers'), e.g. identity,tree,random:7;\n"
-    "                        none: only the --mapping files\n"
+    "                        none: only the --mapping files; one that does not\n"
+    "                        apply to the pattern (cart on a non-Cartesian one,\n"
+    "                        a network mapper without --network) is skipped,\n"
+    "                        saying why (an error when none applies)\n"
     "  --mapping FILE        also measure the placement in FILE (repeatable), in a\n"
     "                        column named after the file: a placement made\n"
     "                        elsewhere, in any format 'mpitopo map' writes (see\n"
@@ -141,7 +145,7 @@ static const char *eval_help =
     "                        all-to-all inside each sub-communicator that\n"
     "                        MPI_Cart_sub(REMAIN) makes of a DIMS grid, e.g.\n"
     "                        alltoall:64x64:1,0 (every column)\n"
-    "  hhc:D                 the links of the D-dimensional HHC (seed 002) as\n"
+    "  hhc:D                 the links of the D-dimensional HHC (M.-H. Ok) as\n"
     "                        a pattern, its processes numbered as the hhc:D\n"
     "                        network's end nodes\n"
     "  coll:ALG:N[:BYTES]    the messages of a collective algorithm over N\n"
@@ -270,6 +274,7 @@ static int usage_error(const char *fmt, const char *arg)
 static int parse_int(const char *s, size_t len, long long lo, long long *out)
 {
     char buf[32], *end;
+    *out = 0; /* defined on every return */
     if (len == 0 || len >= sizeof buf)
         return -1;
     memcpy(buf, s, len);
@@ -644,6 +649,47 @@ static int eval_options(const eval_args_t *a, const mpitopo_machine_t *machine, 
     return status;
 }
 
+/* The mappers of --mapper that do not apply to the pattern: each with why,
+ * and the number of columns before it (the JSON lists it there). */
+typedef struct skipped {
+    char name[64], why[256];
+    int at;
+} skipped_t;
+static skipped_t eval_skipped[MAX_MAPPERS];
+static int eval_nskipped;
+
+static const mpitopo_mapper_t *registered(const char *spec)
+{
+    size_t len = strcspn(spec, ":");
+    for (int i = 0; i < mpitopo_mapper_count(); i++)
+        if (strlen(mpitopo_mapper_at(i)->name) == len && !strncmp(mpitopo_mapper_at(i)->name, spec, len))
+            return mpitopo_mapper_at(i);
+    return NULL;
+}
+
+/* Whether the mapper of spec does not apply to the pattern, and why. It
+ * does not when the pattern or the inputs lack what it needs (a Cartesian
+ * pattern, --network) or, after running it (rc), when a collective-aware
+ * mapper refused the process count (rdmh: not a power of two). A bad spec
+ * (no such mapper, bad arguments) applies: running it says what is wrong,
+ * as for every other failure, size limits included. The last error is left
+ * alone unless the answer is yes. */
+static int does_not_apply(const char *spec, int is_cart, int rc, char *why, size_t len)
+{
+    const mpitopo_mapper_t *mp = registered(spec);
+    if (!mp)
+        return 0;
+    if (mp->needs_cart && !is_cart)
+        snprintf(why, len, "needs a Cartesian pattern");
+    else if (!eval_network && !strncmp(mp->summary, "needs a network", 15))
+        snprintf(why, len, "needs a network (--network)");
+    else if (rc == MPITOPO_ERR_ARG && is_coll_mapper(mp->name))
+        snprintf(why, len, "%s", mpitopo_last_error());
+    else
+        return 0;
+    return mpitopo__map_check_spec(spec) == MPITOPO_SUCCESS;
+}
+
 static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                        result_t *results, int *nresults)
 {
@@ -664,15 +710,28 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
     int n = 0;
     for (int i = 0; i < *nresults && !status; i++) {
         result_t *r = &results[n];
+        skipped_t *s = &eval_skipped[eval_nskipped];
         snprintf(r->name, sizeof r->name, "%s", specs[i]);
-        rc = eval_network ? mpitopo_map_network(specs[i], machine, eval_network, NULL, pattern, &opt, leaves,
-                                                &r->kept_launch)
-                          : mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
+        int skip = a->mappers && does_not_apply(specs[i], is_cart, MPITOPO_SUCCESS, s->why, sizeof s->why);
+        rc = skip ? MPITOPO_SUCCESS
+             : eval_network ? mpitopo_map_network(specs[i], machine, eval_network, NULL, pattern, &opt, leaves,
+                                                  &r->kept_launch)
+                            : mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
         if (!a->mappers && (rc == MPITOPO_ERR_RANGE || (rc == MPITOPO_ERR_ARG && is_coll_mapper(specs[i])))) {
             /* A mapper of the default list beyond its size limit (or rdmh
              * on a process count not a power of two) is left out, saying
-             * so; one the user named is an error. */
+             * so; one the user named is an error unless it does not apply
+             * to the pattern: then it is skipped, saying why. */
             fprintf(stderr, "mpitopo: %s left out: %s\n", specs[i], mpitopo_last_error());
+            continue;
+        }
+        if (a->mappers && rc != MPITOPO_SUCCESS)
+            skip = does_not_apply(specs[i], is_cart, rc, s->why, sizeof s->why);
+        if (skip) {
+            snprintf(s->name, sizeof s->name, "%s", specs[i]);
+            s->at = n;
+            eval_nskipped++;
+            fprintf(stderr, "mpitopo: skipping mapper '%s': %s\n", specs[i], s->why);
             continue;
         }
         if (rc == MPITOPO_SUCCESS)
@@ -684,6 +743,8 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
         n++;
     }
     *nresults = n;
+    if (!status && a->mappers && n == 0 && eval_nskipped > 0)
+        status = (fprintf(stderr, "mpitopo: --mapper '%s': no mapper applies to this pattern\n", a->mappers), 1);
     free(launch);
     free(leaves);
     return status;
@@ -1513,9 +1574,19 @@ static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, c
     else
         printf("null");
     printf(",\n  \"mappers\": [\n");
-    for (int i = 0; i < n; i++) {
-        json_result(&r[i]);
-        printf("%s\n", i + 1 < n ? "," : "");
+    /* The skipped mappers of --mapper where they were asked for, by name
+     * with why. */
+    for (int i = 0, k = 0; i < n || k < eval_nskipped;) {
+        if (k < eval_nskipped && eval_skipped[k].at == i) {
+            printf("    {\"name\": ");
+            json_string(eval_skipped[k].name);
+            printf(", \"skipped\": ");
+            json_string(eval_skipped[k++].why);
+            printf("}");
+        } else {
+            json_result(&r[i++]);
+        }
+        printf("%s\n", i < n || k < eval_nskipped ? "," : "");
     }
     printf("  ]}\n");
 }

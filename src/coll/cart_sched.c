@@ -1041,13 +1041,19 @@ static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, co
     return fixed_build(n, send, recv, out, func);
 }
 
-static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+/* Asked for by name: stencil communicators (mpitopo__cart_applies), all
+ * five operations, allgather and alltoall blocks that fit k at a time in
+ * one message (every process of a periodic stencil communicates, so MPI
+ * makes them pass the same sizes: the same answer everywhere). */
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, const char **why,
                    const char *func)
 {
-    (void)sb;
-    (void)rb;
     (void)func;
-    *yes = mpitopo__cart_applies(n, op);
+    *why = NULL;
+    if (!mpitopo__cart_applies(n, op))
+        *why = "not a communicator of mpitopo_cart_stencil_create whose stencil reaches distinct processes";
+    else if ((sb > rb ? sb : rb) > INT_MAX / (n->stencil->k > 0 ? n->stencil->k : 1))
+        *why = "blocks too large to forward";
     return MPITOPO_SUCCESS;
 }
 

@@ -69,6 +69,11 @@ typedef struct mpitopo__nbr {
     struct mpitopo__stencil *stencil; /* grid and stencil of a communicator made by
                                          mpitopo_cart_stencil_create, else NULL */
     struct mpitopo__node *node; /* node-aware aggregation plan, made on first use */
+    /* Whether every process passes the same block sizes: 1 yes, -1 no, as
+     * mpitopo__sched_agree found for the schedule choice of the _init call
+     * that follows it; 0 (unknown) otherwise. mpitopo__sched_choose
+     * clears it. */
+    int sizes_agreed;
     unsigned logged;            /* (operation kind, schedule) pairs logged */
     long long sends;            /* messages sent by schedules (diagnostics) */
     int next_tag;               /* tag allocator of multi-round schedules */
@@ -445,6 +450,7 @@ int mpitopo__slot_bytes(const side_t *s, int degree, int *bytes, const char *sch
 typedef struct mpitopo__choice {
     mpitopo__sched_t sched;
     int send_comb, recv_comb;
+    const char *why; /* why the schedule asked for by name does not run (static), else NULL */
 } mpitopo__choice_t;
 
 /*
@@ -452,15 +458,18 @@ typedef struct mpitopo__choice {
  * choice (select.c), the entry points (collectives.c) and the neighbour
  * lists (neighbors.c) see it. Every member but name may be NULL.
  *   applies: whether the schedule runs op on n when asked for by name
- *     (*yes), with blocks of sb and rb bytes (0 for the v and w forms);
- *     may make the schedule's plan, collectively (every process calls it
- *     for the same operation);
+ *     (*why = NULL) or not (*why: the reason, a static string; mpitopo's
+ *     linear schedule runs instead), with blocks of sb and rb bytes (0 for
+ *     the v and w forms); may make the schedule's plan, collectively
+ *     (every process calls it for the same operation). The answer must be
+ *     the same on every process: it may depend on the block sizes only as
+ *     far as processes that communicate must pass alike;
  *   build: the schedule of op with sides send and recv, not started;
  *   free_state: release what the schedule keeps on n.
  */
 typedef struct mpitopo__sched_ops {
     const char *name;
-    int (*applies)(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+    int (*applies)(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, const char **why,
                    const char *func);
     int (*build)(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
                  const mpitopo__choice_t *c, mpitopo_request_t *out, const char *func);
@@ -514,10 +523,13 @@ int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sc
  * schedule, so before building one they agree (mpitopo__agree: one
  * allreduce on the private communicator, made blocking here) on whether
  * every process's arguments are valid (`local`: this process's verdict),
- * the operation, the schedule asked for, the communicator's combining
- * threshold and, under "node", the block sizes sb and rb (bytes; 0 for the
- * v and w forms). Every process returns the same error otherwise, naming
- * the first process that differs from process 0 and what differs.
+ * the operation, the schedule asked for and the communicator's combining
+ * threshold. Every process returns the same error otherwise, naming the
+ * first process that differs from process 0 and what differs. The same
+ * allreduce tells whether every process passes the same block sizes sb
+ * and rb (bytes; 0 for the v and w forms): n->sizes_agreed, which the node
+ * schedule needs (else linear runs; MPI asks only processes that
+ * communicate to agree).
  */
 int mpitopo__sched_agree(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, long long sb,
                          long long rb, int local, const char *func);
@@ -541,9 +553,10 @@ int mpitopo__sched_choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sche
                           long long sb, long long rb, mpitopo__choice_t *c, const char *func);
 
 /* Log (MPITOPO_VERBOSE >= 1, rank 0 of the communicator, once per
- * communicator, operation kind and schedule) the schedule chosen. */
+ * communicator, operation kind and schedule) the schedule chosen, and why
+ * the one asked for does not run when it does not. */
 void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t requested,
-                        mpitopo__sched_t chosen);
+                        const mpitopo__choice_t *chosen);
 
 /* The cost model of auto (select.c): constants read once. */
 typedef struct mpitopo__model {

@@ -187,7 +187,7 @@ static int make(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, c
         rc = mpitopo__sched_choose(n, op, req, sb, rb, &c, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    mpitopo__sched_log(n, op, req, c.sched);
+    mpitopo__sched_log(n, op, req, &c);
     int calls = n->tag_calls;
     mpitopo_request_t r;
     rc = build_for(n, NULL, send, recv, &c, op, form, &r, func);
@@ -235,7 +235,7 @@ static int go(mpitopo__nbr_t *n, mpitopo_request_t r, int sched, mpitopo__opkind
 static int launch(mpitopo__nbr_t *n, const mpitopo__plan_t *p, side_t *send, side_t *recv,
                   int form, mpitopo_request_t *request, const char *func)
 {
-    mpitopo__choice_t c = {MPITOPO__SCHED_LINEAR, 0, 0};
+    mpitopo__choice_t c = {MPITOPO__SCHED_LINEAR, 0, 0, NULL};
     mpitopo_request_t r = NULL;
     int rc = build_for(n, p, send, recv, &c, MPITOPO__OPK_ALLTOALL, form, &r, func);
     return rc == MPITOPO_SUCCESS

@@ -1255,18 +1255,22 @@ int mpitopo__combine_build(mpitopo__nbr_t *n, const side_t *send, const side_t *
 }
 
 /* Asked for by name: graph and dist-graph communicators whose pattern
- * (made here, collectively) can run, all five operations. */
-static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+ * (made here, collectively) can run, all five operations, allgather and
+ * alltoall blocks small enough to combine (processes that combine share
+ * neighbours, which MPI makes pass the same sizes). */
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, const char **why,
                    const char *func)
 {
-    (void)sb;
-    (void)rb;
-    *yes = 0;
+    *why = "not a graph or dist-graph communicator";
     if (!mpitopo__combine_supports(op) || n->kind == MPI_CART)
         return MPITOPO_SUCCESS;
     int rc = mpitopo__combine_pattern(n, func);
-    *yes = rc == MPITOPO_SUCCESS && mpitopo__combine_usable(n);
-    return rc;
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    *why = !mpitopo__combine_usable(n)          ? "the combining pattern needs more tags than MPI gives"
+           : (sb > rb ? sb : rb) > INT_MAX / 4 ? "blocks too large to combine"
+                                               : NULL;
+    return MPITOPO_SUCCESS;
 }
 
 static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,

@@ -214,7 +214,7 @@ static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, co
 }
 
 /* Asked for by name: wherever the host MPI has the operations. */
-static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, const char **why,
                    const char *func)
 {
     (void)n;
@@ -222,7 +222,7 @@ static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long l
     (void)sb;
     (void)rb;
     (void)func;
-    *yes = mpitopo__host_available();
+    *why = mpitopo__host_available() ? NULL : "the host MPI has no neighbourhood collectives";
     return MPITOPO_SUCCESS;
 }
 

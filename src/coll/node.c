@@ -42,10 +42,16 @@
  * blocks whose sizes it does not know, and the final receiver checks them.
  *
  * Limits: allgather and alltoall need the same block size in bytes (count
- * x type size) on every process, processes without neighbours too: a
- * leader forwards its members' blocks at its own block size (a process
- * whose send and receive blocks differ runs linear: linear.c). The v and
- * w forms have no such limit. An MPI error in a leader's round stops it,
+ * x type size) on every process that sends, receives or leads: a leader
+ * forwards its members' blocks at its own block size. Where they may not
+ * have it the hint falls back to linear on every process (applies below):
+ * _init calls know (mpitopo__sched_agree compares every process's sizes);
+ * blocking and nonblocking calls cannot ask without a collective per call,
+ * so they trust processes with neighbours (MPI makes those that
+ * communicate pass alike) but not a leader without neighbours whose node
+ * sends or receives (idle_leader, found when the plan is made), and a
+ * message of more than INT_MAX bytes (max_blocks) falls back too. The v
+ * and w forms have no such limit. An MPI error in a leader's round stops it,
  * and its members then wait for a scatter that never comes. Wrong v/w
  * counts on edges between nodes are no such error (leaders forward
  * without judging sizes; the final receiver fails, after its last
@@ -78,6 +84,10 @@ typedef struct lead {
 
 struct mpitopo__node {
     int me, leader, nnodes;
+    /* The same on every process: some leader forwards blocks without
+     * neighbours of its own (so MPI does not tie its block size to anyone's),
+     * and the most blocks in one message of each kind (its size limit). */
+    int idle_leader, max_blocks[NKINDS];
     int *out_pos[NKINDS]; /* per send slot: block in my message to the leader, -1 on-node */
     int *in_pos[NKINDS];  /* per receive slot: block in my scatter message, -1 on-node */
     int nout[NKINDS], nin[NKINDS];
@@ -462,6 +472,43 @@ static int alloc_local(setup_t *s)
     return s->lsrc && s->ksrc && s->ldst && s->kdst && s->mine ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
+/* Blocks in the largest message of kind k this process sends or receives. */
+static int most_blocks(const struct mpitopo__node *p, int k)
+{
+    const lead_t *l = &p->lead[k];
+    int most = p->nout[k] > p->nin[k] ? p->nout[k] : p->nin[k];
+    for (int j = 0; j < l->nmem; j++)
+        most = l->mem_cnt[j] > most ? l->mem_cnt[j] : most;
+    const int *starts[] = {l->to_start, l->from_start, l->sc_start}, counts[] = {l->nto, l->nfrom, l->nsc};
+    for (int a = 0; a < 3; a++)
+        for (int j = 0; j < counts[a]; j++)
+            most = starts[a][j + 1] - starts[a][j] > most ? starts[a][j + 1] - starts[a][j] : most;
+    return most;
+}
+
+/* agree() for the finished plan, which also makes idle_leader and
+ * max_blocks the same everywhere. */
+static int agree_plan(setup_t *s, int rc)
+{
+    struct mpitopo__node *p = s->p;
+    int v[2 + NKINDS] = {rc != MPI_SUCCESS, 0}, g[2 + NKINDS];
+    int isolated = s->n->indegree == 0 && s->n->outdegree == 0;
+    for (int k = 0; rc == MPI_SUCCESS && k < NKINDS; k++) {
+        const lead_t *l = &p->lead[k];
+        v[1] |= p->me == p->leader && isolated && l->nmem + l->nto + l->nfrom + l->nsc > 0;
+        v[2 + k] = most_blocks(p, k);
+    }
+    int mrc = PMPI_Allreduce(v, g, 2 + NKINDS, MPI_INT, MPI_MAX, s->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mrc != MPI_SUCCESS || g[0])
+        return mrc != MPI_SUCCESS ? mrc : MPI_ERR_OTHER;
+    p->idle_leader = g[1];
+    for (int k = 0; k < NKINDS; k++)
+        p->max_blocks[k] = g[2 + k];
+    return MPI_SUCCESS;
+}
+
 static int compute(setup_t *s, const mpitopo_nodeinfo_t *ni)
 {
     int rc = s->p ? PMPI_Comm_rank(s->n->user_comm, &s->p->me) : MPI_ERR_NO_MEM;
@@ -476,7 +523,7 @@ static int compute(setup_t *s, const mpitopo_nodeinfo_t *ni)
         return rc;
     rc = local_side(s);
     rc = gather(s, rc);
-    return agree(s->comm, rc);
+    return agree_plan(s, rc);
 }
 
 int mpitopo__node_prepare(mpitopo__nbr_t *n, const char *func)
@@ -1106,18 +1153,42 @@ int mpitopo__node_build(mpitopo__nbr_t *n, const side_t *send, const side_t *rec
     return MPITOPO_SUCCESS;
 }
 
-/* Asked for by name: all five operations, allgather and alltoall with one
- * block size on both sides (else linear lets MPI report the mismatch);
- * the plan is made here, collectively. */
-static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int *yes,
+/* Why allgather or alltoall blocks of sb and rb bytes cannot run on the
+ * plan, NULL when they can. A leader forwards at its own block size, so
+ * every process must pass the same: _init calls know whether they do
+ * (n->sizes_agreed); the others assume it of the processes that
+ * communicate, as MPI makes them pass alike, but not of a leader without
+ * neighbours, whose counts MPI leaves free (0, say). */
+static const char *fixed_blocks(const mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb)
+{
+    const struct mpitopo__node *p = n->node;
+    long long most = p->max_blocks[op == MPITOPO__OPK_ALLGATHER ? KAG : KA2A];
+    if (n->sizes_agreed < 0)
+        return "allgather and alltoall need the same block size on every process";
+    if (sb != rb)
+        return "allgather and alltoall need the same block size sent and received";
+    if (n->sizes_agreed == 0 && p->idle_leader)
+        return "a node leader without neighbours may pass other counts than its members";
+    if (sb > INT_MAX / (most > 1 ? most : 1))
+        return "an aggregated message would exceed INT_MAX bytes";
+    return NULL;
+}
+
+/* Asked for by name: all five operations, allgather and alltoall where
+ * fixed_blocks allows. The plan is made here, collectively, before
+ * anything local is judged, so every process takes part. */
+static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, const char **why,
                    const char *func)
 {
-    *yes = 0;
-    if (!mpitopo__node_supports(op) || sb != rb)
+    *why = "not an operation of the node schedule";
+    if (!mpitopo__node_supports(op))
         return MPITOPO_SUCCESS;
     int rc = mpitopo__node_prepare(n, func);
-    *yes = rc == MPITOPO_SUCCESS;
-    return rc;
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    int fixed = op == MPITOPO__OPK_ALLGATHER || op == MPITOPO__OPK_ALLTOALL;
+    *why = fixed ? fixed_blocks(n, op, sb, rb) : NULL;
+    return MPITOPO_SUCCESS;
 }
 
 static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,

@@ -183,8 +183,7 @@ static const char *const op_names[MPITOPO__OPK_COUNT] = {
 
 /* What the processes of a persistent operation must agree on, in full. */
 typedef struct init_record {
-    int op, sched, threshold, unused; /* no padding: records are compared bytewise */
-    long long sb, rb;
+    int op, sched, threshold; /* no padding: records are compared bytewise */
 } init_record_t;
 
 static void describe_init(const void *mine_, const void *root_, char *out, size_t len)
@@ -198,14 +197,26 @@ static void describe_init(const void *mine_, const void *root_, char *out, size_
                  "the schedule asked for (info key mpitopo_neighbor, else comm's, else "
                  "MPITOPO_NEIGHBOR) is %s (process 0: %s)",
                  mpitopo__sched_name(mine->sched), mpitopo__sched_name(root->sched));
-    else if (mine->threshold != root->threshold)
+    else
         snprintf(out, len, "comm's info key mpitopo_combine_threshold is %d (process 0: %d; -1: unset)",
                  mine->threshold, root->threshold);
-    else
-        snprintf(out, len,
-                 "blocks of %lld bytes sent and %lld received (process 0: %lld and %lld); the node "
-                 "schedule needs the same everywhere",
-                 mine->sb, mine->rb, root->sb, root->rb);
+}
+
+/* The block sizes as agreement extras, reduced by MPI_MIN: the two halves
+ * of sb (31 bits each) and their complements, so that the minima give both
+ * ends of each; -1 where sb and rb differ. Every process passes the same
+ * sizes when both ends meet and no process gave -1. */
+static void sizes_extra(mpitopo__agree_t *a, long long sb, long long rb)
+{
+    int hi = sb == rb ? (int)(sb >> 31) : -1, lo = sb == rb ? (int)(sb & 0x7fffffff) : 0;
+    int v[4] = {hi, ~hi, lo, ~lo};
+    a->nextra = 4;
+    memcpy(a->extra, v, sizeof v);
+}
+
+static int sizes_agree(const mpitopo__agree_t *a)
+{
+    return a->extra[0] >= 0 && a->extra[0] == ~a->extra[1] && a->extra[2] == ~a->extra[3];
 }
 
 int mpitopo__sched_agree(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, long long sb,
@@ -217,21 +228,24 @@ int mpitopo__sched_agree(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched
         rc = PMPI_Comm_rank(n->comm, &a.rank);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
-    int node = req == MPITOPO__SCHED_NODE;
-    init_record_t rec = {op, req, n->info_threshold, 0, node ? sb : 0, node ? rb : 0};
+    init_record_t rec = {op, req, n->info_threshold};
     a.record = &rec;
     a.record_len = sizeof rec;
     a.describe = describe_init;
     mpitopo__agree_arg(&a, "the operation", op);
     mpitopo__agree_arg(&a, "the schedule", req);
     mpitopo__agree_arg(&a, "comm's info key mpitopo_combine_threshold", n->info_threshold);
-    mpitopo__agree_hash(&a, "the block sizes", &rec.sb, 2 * sizeof rec.sb);
-    return mpitopo__agree(&a, local);
+    sizes_extra(&a, sb, rb);
+    rc = mpitopo__agree(&a, local);
+    if (rc == MPITOPO_SUCCESS)
+        n->sizes_agreed = sizes_agree(&a) ? 1 : -1;
+    return rc;
 }
 
 void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t requested,
-                        mpitopo__sched_t chosen)
+                        const mpitopo__choice_t *choice)
 {
+    mpitopo__sched_t chosen = choice->sched;
     int rank = 0;
     unsigned bit = 1u << (op * 6 + (chosen > 0 ? chosen : 0));
     if (mpitopo__verbose() < 1 || (n->logged & bit))
@@ -249,6 +263,9 @@ void mpitopo__sched_log(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_
     else if (chosen == MPITOPO__SCHED_NODE)
         mpitopo__log(1, "neighbor_%s: schedule node (requested %s; %d nodes)", op_names[op],
                      mpitopo__sched_name(requested), mpitopo__node_count(n));
+    else if (choice->why)
+        mpitopo__log(1, "neighbor_%s: schedule %s (requested %s, which cannot run here: %s)", op_names[op],
+                     mpitopo__sched_name(chosen), mpitopo__sched_name(requested), choice->why);
     else
         mpitopo__log(1, "neighbor_%s: schedule %s (requested %s)", op_names[op],
                      mpitopo__sched_name(chosen), mpitopo__sched_name(requested));
@@ -359,7 +376,7 @@ static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
     int rc = mpitopo__model(&m, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    *c = (mpitopo__choice_t){MPITOPO__SCHED_MPI, 0, 0};
+    *c = (mpitopo__choice_t){MPITOPO__SCHED_MPI, 0, 0, NULL};
     double b = (double)(sb > rb ? sb : rb), keep = 1 - m->margin;
     int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
     int alltoall = op != MPITOPO__OPK_ALLGATHER && op != MPITOPO__OPK_ALLGATHERV;
@@ -394,7 +411,7 @@ static int choose_auto(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
     double comb = mpitopo__model_time(m, rounds, cb->max_combined,
                                       2.0 * (double)cb->max_blocks_combined * b);
     if (comb < keep * host)
-        *c = (mpitopo__choice_t){MPITOPO__SCHED_COMBINE, 1, 1};
+        *c = (mpitopo__choice_t){MPITOPO__SCHED_COMBINE, 1, 1, NULL};
     return MPITOPO_SUCCESS;
 }
 
@@ -411,7 +428,7 @@ static int choose_auto_p2p(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb
                            mpitopo__choice_t *c, const char *func)
 {
     int small = sb <= MPITOPO__COMBINE_AUTO_BYTES && rb <= MPITOPO__COMBINE_AUTO_BYTES;
-    *c = (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
+    *c = (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0, NULL};
     if (mpitopo__cart_applies(n, op) && small && mpitopo__cart_gains(n)) {
         c->sched = MPITOPO__SCHED_CART;
         return MPITOPO_SUCCESS;
@@ -442,16 +459,20 @@ static int host_may_differ(const mpitopo__nbr_t *n)
 }
 
 /*
- * The schedule rule. A schedule asked for by name runs where it applies
- * (its operations' applies; none: everywhere), else mpitopo's linear one:
+ * The schedule rule. A schedule asked for by name (info key or
+ * MPITOPO_NEIGHBOR) is a hint: it runs where it applies (its operations'
+ * applies; none: everywhere), else mpitopo's linear one, saying why in the
+ * log; arguments MPI forbids are the only errors.
  *   mpi: the host MPI's own call (not under SimGrid, which has none);
  *   node: all five operations; the plan is made on first use,
  *     collectively (node.c). Allgather and alltoall need one block size
- *     everywhere: where send and receive blocks differ, linear lets MPI
- *     report the mismatch (the v and w forms carry their sizes);
+ *     everywhere, which _init calls check (mpitopo__sched_agree) and the
+ *     others assume of processes with neighbours (node.c);
  *   cart: communicators made by mpitopo_cart_stencil_create whose stencil
- *     maps to distinct processes (mpitopo__cart_applies), all five;
- *   combine: graph and dist-graph communicators, all five, both sides;
+ *     maps to distinct processes (mpitopo__cart_applies), all five, blocks
+ *     small enough to forward;
+ *   combine: graph and dist-graph communicators, all five, both sides,
+ *     blocks small enough to combine;
  *   linear: always.
  * auto: choose_auto; choose_auto_p2p under SimGrid, or where the host MPI
  * may deliver otherwise (host_may_differ).
@@ -459,14 +480,19 @@ static int host_may_differ(const mpitopo__nbr_t *n)
 int mpitopo__sched_choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
                           long long sb, long long rb, mpitopo__choice_t *c, const char *func)
 {
-    *c = (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0};
-    if (req == MPITOPO__SCHED_AUTO)
-        return mpitopo__host_available() && !host_may_differ(n)
-                   ? choose_auto(n, op, sb, rb, c, func)
-                   : choose_auto_p2p(n, op, sb, rb, c, func);
-    const mpitopo__sched_ops_t *s = mpitopo__sched_ops(req);
-    int yes = 1, rc = s->applies ? s->applies(n, op, sb, rb, &yes, func) : MPITOPO_SUCCESS;
-    if (rc == MPITOPO_SUCCESS && yes)
-        *c = (mpitopo__choice_t){req, 1, 1};
+    *c = (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0, NULL};
+    int rc = MPITOPO_SUCCESS;
+    if (req == MPITOPO__SCHED_AUTO) {
+        rc = mpitopo__host_available() && !host_may_differ(n) ? choose_auto(n, op, sb, rb, c, func)
+                                                              : choose_auto_p2p(n, op, sb, rb, c, func);
+    } else {
+        const mpitopo__sched_ops_t *s = mpitopo__sched_ops(req);
+        const char *why = NULL;
+        rc = s->applies ? s->applies(n, op, sb, rb, &why, func) : MPITOPO_SUCCESS;
+        if (rc == MPITOPO_SUCCESS)
+            *c = why ? (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0, why}
+                     : (mpitopo__choice_t){req, 1, 1, NULL};
+    }
+    n->sizes_agreed = 0;
     return rc;
 }

@@ -18,9 +18,13 @@
  * the first half gets exactly its capacity, and so on down to the leaves.
  * Nodes then hold near-boxes: compact, never an error.
  *
- * Either way the result is compared with the launch placement (the identity
- * of the grid) and the cheaper one is returned, so the mapper alone is never
- * worse than the identity under the weighted cost.
+ * Either way the result competes with strip tilings and the library's
+ * other mappers (block, rr, the tree mapper's methods, METIS and Scotch on
+ * small grids) under the weighted cost, ties broken by the most off-node
+ * weight of one node, so cart is never worse than tree; the winner is
+ * compared with the launch placement (the identity of the grid) and the
+ * cheaper one is returned, so the mapper alone is never worse than the
+ * identity under the weighted cost.
  */
 #include "machine/machine_internal.h"
 #include "map/cart_internal.h"
@@ -483,12 +487,13 @@ static void stencil_weights(cart_map_t *cm)
 
 /* ---- choosing among the candidates ------------------------------------ */
 
-/* Processes up to which the tree mapper's methods run too: its top-down
- * bisection takes ~0.1 s at 1,024 processes (0.4 s at 4,096), its
- * bottom-up grouping ~0.1 s at 65,536. Above, they cost more time than the
- * mapper may take (strips have beaten them on every grid measured). */
-#define TOPDOWN_MAX_PROCS 1024
-#define BOTTOMUP_MAX_PROCS 16384
+/* Processes up to which METIS and Scotch run too (~0.05 s at 1,024
+ * processes, 0.3 to 0.8 s at 16,384). The tree mapper's methods run at
+ * every size, so that cart never does worse than tree (issue 28: 12x12x12
+ * on nodes of 28, strips cut 3,854 edges, tree's top-down bisection 3,740);
+ * they take what the tree mapper takes (0.1 s at 1,728 processes, 0.6 s at
+ * 16,384), and nothing on two-level machines once a tiling is optimal. */
+#define BACKEND_MAX_PROCS 1024
 /* Strip tilings scored exactly for the node level, and for each other. */
 #define STRIPS_AT_NODES 8
 #define STRIPS_AT_OTHERS 2
@@ -502,7 +507,7 @@ typedef struct chooser {
     double *scratch;                  /* one per node of machine */
     int *cand, *pos;
     int *best;                        /* the caller's leaf_of_proc */
-    mpitopo__cart_score_t best_score;
+    mpitopo__cart_score_t best_score, last_score; /* the best so far, the last offered */
     const char *best_name;
 } chooser_t;
 
@@ -511,6 +516,7 @@ static void offer(chooser_t *ch, const char *name)
 {
     mpitopo__cart_score_t sc;
     mpitopo__cart_score(ch->machine, ch->pat, ch->cm->weight, ch->cand, ch->scratch, &sc);
+    ch->last_score = sc;
     if (!mpitopo__cart_better(&sc, &ch->best_score))
         return;
     ch->best_score = sc;
@@ -571,25 +577,29 @@ static int offer_strips(chooser_t *ch)
     return rc;
 }
 
-/* The library's other graph mappers, run where they are fast enough: the
- * tree mapper's own methods (not its "best", which runs cart), METIS and
- * Scotch (which beats every tiling on some small grids: 6x6 Moore on nodes
- * of 8). */
+/* The library's other mappers, as candidates: block and rr (cheap), the
+ * tree mapper's own methods (not its "best", which is this mapper on a
+ * grid), whose best is thus never cheaper than cart's, and METIS and
+ * Scotch where they are fast enough (Scotch beats every tiling on some
+ * small grids: 6x6 Moore on nodes of 8). */
 static const struct other_mapper {
     const char *name, *args;
     mpitopo__map_fn fn;
     int max_procs;
 } others[] = {
+    /* Block fills the leaves in rank order: the launch of a grid written
+     * for its machine, kept here whatever the launch was. */
+    {"block", NULL, mpitopo__map_block, INT_MAX},
     /* Round-robin spreads a partial machine over every node, which can
      * give whole periodic lines to nodes (5x3 on nodes of 7: 5 each). */
     {"rr", NULL, mpitopo__map_rr, INT_MAX},
-    {"tree:topdown", "topdown", mpitopo__map_tree, TOPDOWN_MAX_PROCS},
-    {"tree:bottomup", "bottomup", mpitopo__map_tree, BOTTOMUP_MAX_PROCS},
+    {"tree:topdown", "topdown", mpitopo__map_tree, INT_MAX},
+    {"tree:bottomup", "bottomup", mpitopo__map_tree, INT_MAX},
 #ifdef MPITOPO_HAVE_METIS
-    {"metis", NULL, mpitopo__map_metis, TOPDOWN_MAX_PROCS},
+    {"metis", NULL, mpitopo__map_metis, BACKEND_MAX_PROCS},
 #endif
 #ifdef MPITOPO_HAVE_SCOTCH
-    {"scotch", NULL, mpitopo__map_scotch, TOPDOWN_MAX_PROCS},
+    {"scotch", NULL, mpitopo__map_scotch, BACKEND_MAX_PROCS},
 #endif
 };
 
@@ -613,8 +623,8 @@ static int optimal(const chooser_t *ch)
 
 /*
  * leaf_of_proc holds the box (or bisection) mapping, on the whole machine.
- * Score it, then the strip tilings, then the tree mapper where it is fast
- * enough, and leave the cheapest in leaf_of_proc.
+ * Score it, then the strip tilings, then the other mappers (the tree
+ * mapper's methods at every size), and leave the cheapest in leaf_of_proc.
  */
 static int choose_best(const cart_map_t *cm, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                        const mpitopo_map_options_t *options, const int *orig, int *leaf_of_proc)
@@ -630,16 +640,22 @@ static int choose_best(const cart_map_t *cm, const mpitopo_machine_t *machine, c
         mpitopo__cart_score(machine, pattern, cm->weight, leaf_of_proc, ch.scratch, &ch.best_score);
         rc = offer_strips(&ch);
     }
+    mpitopo__cart_score_t tiling = ch.best_score;
+    const char *tiling_name = ch.best_name;
     for (size_t k = 0; k < sizeof others / sizeof *others && rc == MPITOPO_SUCCESS; k++) {
         if (n > others[k].max_procs || optimal(&ch))
             continue;
         rc = others[k].fn(machine, pattern, others[k].args, options, ch.cand);
-        if (rc == MPITOPO_SUCCESS)
+        if (rc == MPITOPO_SUCCESS) {
             offer(&ch, others[k].name);
+            mpitopo__log(3, "cart mapper: %s costs %g, most off-node of one node %g", others[k].name,
+                         ch.last_score.cost, ch.last_score.max_offnode);
+        }
     }
     if (rc == MPITOPO_SUCCESS)
-        mpitopo__log(2, "cart mapper: %s chosen, cost %g, most off-node of one node %g", ch.best_name,
-                     ch.best_score.cost, ch.best_score.max_offnode);
+        mpitopo__log(2, "cart mapper: %s chosen, cost %g, most off-node of one node %g (best tiling: %s, cost %g, "
+                     "most off-node %g)", ch.best_name, ch.best_score.cost, ch.best_score.max_offnode, tiling_name,
+                     tiling.cost, tiling.max_offnode);
     mpitopo__free(ch.scratch);
     mpitopo__free(ch.cand);
     mpitopo__free(ch.pos);

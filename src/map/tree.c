@@ -13,8 +13,9 @@
  *             level keeping as much weight inside as possible, then the
  *             groups into the units above (tree_bottomup.c).
  *
- * "tree" runs both (and the cart mapper when the pattern is a Cartesian
- * grid) and keeps the cheapest; "tree:topdown" and "tree:bottomup" run one.
+ * "tree" runs both and keeps the cheapest; on a Cartesian grid it is the
+ * cart mapper, which runs both among its candidates (issue 28).
+ * "tree:topdown" and "tree:bottomup" run one.
  * When there are fewer processes than leaves, the leaves used are chosen
  * first so that as few units as possible are opened at every level (whole
  * nodes filled before a partial one). The result is never worse than the
@@ -403,6 +404,11 @@ static int topdown_trials(const mpitopo__tgraph_t *g)
 static int run_candidates(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
                           const mpitopo_map_options_t *opt, int mode, int *leaf_of_proc)
 {
+    /* cart runs the two methods below (the same seeds) among its
+     * candidates and keeps the cheapest: running them here too would
+     * only double the time. */
+    if (mode == TREE_BEST && pat->cart)
+        return mpitopo__map_cart(m, pat, NULL, opt, leaf_of_proc);
     size_t n = (size_t)pat->nprocs;
     mpitopo__tgraph_t g = {0};
     mpitopo__ttree_t t = {0};
@@ -412,7 +418,7 @@ static int run_candidates(const mpitopo_machine_t *m, const mpitopo_pattern_t *p
     if (rc == MPITOPO_SUCCESS)
         rc = ttree_build(m, pat->nprocs, &t);
     double best = INFINITY;
-    static const char *const names[] = {"cart", "topdown", "bottomup"};
+    static const char *const names[] = {"best", "topdown", "bottomup"};
     int trials = rc == MPITOPO_SUCCESS ? topdown_trials(&g) : 0;
     for (int method = TREE_TOPDOWN; rc == MPITOPO_SUCCESS && method <= TREE_BOTTOMUP; method++)
         for (int k = 0; (mode == TREE_BEST || mode == method) && rc == MPITOPO_SUCCESS &&
@@ -422,11 +428,6 @@ static int run_candidates(const mpitopo_machine_t *m, const mpitopo_pattern_t *p
             if (rc == MPITOPO_SUCCESS)
                 rc = keep_cheaper(m, pat, opt->weight, cand, leaf_of_proc, &best, names[method]);
         }
-    if (rc == MPITOPO_SUCCESS && mode == TREE_BEST && pat->cart) {
-        rc = mpitopo__map_cart(m, pat, NULL, opt, cand);
-        if (rc == MPITOPO_SUCCESS)
-            rc = keep_cheaper(m, pat, opt->weight, cand, leaf_of_proc, &best, names[0]);
-    }
     ttree_free(&t);
     mpitopo__tgraph_free(&g);
     mpitopo__free(slot_of);

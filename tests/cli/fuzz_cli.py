@@ -9,7 +9,9 @@ share of bad values mixed in, and checks every run:
   - it ends within --timeout seconds, never by a signal, with exit status 0,
     or 1 with a message starting "mpitopo" on stderr and no sanitizer report;
   - with --json, stdout is one JSON object (no NaN or Infinity) with a column
-    per mapper and --mapping file, each with the same levels as the machine;
+    per mapper and --mapping file, each with the same levels as the machine,
+    or, for a mapper of --mapper that does not apply to the pattern, its name
+    and why it was skipped;
   - a placement that 'mpitopo map' wrote, read back with 'eval --mapping',
     gives the metrics of the same mapper (all of them for plain and
     openmpi-rankfile, and for cray-rank-order on full machines; the levels
@@ -243,6 +245,11 @@ class Fuzzer:
             cols = d["mappers"]
             assert isinstance(d["machine"], str) and isinstance(d["nprocs"], int), "machine/nprocs"
             assert ncolumns is None or len(cols) == ncolumns, f"{len(cols)} columns, expected {ncolumns}"
+            for c in cols:
+                if "skipped" in c:
+                    assert set(c) == {"name", "skipped"} and isinstance(c["skipped"], str) and c["skipped"], \
+                        f"skipped column {c}"
+            cols = [c for c in cols if "skipped" not in c]
             nlev = len(cols[0]["levels"])
             for c in cols:
                 assert len(c["levels"]) == nlev, "columns with different levels"
