@@ -7,14 +7,20 @@
 #   (scripts/test.sh --record-times rewrites it); a test's TIMEOUT is three
 #   times its time, at least 30 s. A test with no recorded time keeps the
 #   TIMEOUT its directory gave, or 300 s.
-# - MPI tests run one at a time. Every test that launches MPI processes
-#   (labels mpi, package, examples) holds the resource lock mpitopo_mpi, so
-#   `ctest -j 2` runs an oversubscribed MPI job beside the MPI-free tests
-#   (unit, cli, fuzz, fabric, simgrid, docs) and never beside another one.
+# - MPI tests run one at a time, alone. Every test that launches MPI
+#   processes (labels mpi, package, examples) holds the resource lock
+#   mpitopo_mpi and asks for every core (PROCESSORS MPITOPO_TEST_CORES, the
+#   machine's count): `ctest -j N` runs the MPI-free tests (unit, cli, fuzz,
+#   fabric, simgrid, docs) N at a time and each oversubscribed MPI job on its
+#   own. (Beside a busy MPI-free test, an Open MPI job of 9 processes on 2
+#   cores ran 3 to 30 times slower: the sum of the MPI tests grew from about
+#   200 s to 760 s.)
 # - Long cases carry the label `full` (scripts/test.sh --full runs them;
 #   the standard run excludes them with -LE full). A directory marks them
 #   when it registers them: mpitopo_test_full(NAME...).
 
+cmake_host_system_information(RESULT _mpitopo_cores QUERY NUMBER_OF_LOGICAL_CORES)
+set(MPITOPO_TEST_CORES ${_mpitopo_cores} CACHE STRING "Cores an MPI test holds (PROCESSORS)")
 set(MPITOPO_TEST_TIMINGS "${PROJECT_SOURCE_DIR}/tests/timings.txt" CACHE FILEPATH
     "Measured test times (SECONDS NAME lines) the tests' timeouts are sized from")
 
@@ -66,6 +72,7 @@ function(mpitopo_test_policy)
     endif()
     if(_labels MATCHES "(^|;)(mpi|package|examples)(;|$)")
       set_property(TEST ${_t} APPEND PROPERTY RESOURCE_LOCK mpitopo_mpi)
+      set_property(TEST ${_t} PROPERTY PROCESSORS ${MPITOPO_TEST_CORES})
     endif()
   endforeach()
 endfunction()
