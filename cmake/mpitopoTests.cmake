@@ -5,7 +5,7 @@
 # - Timeouts from measured times. tests/timings.txt holds "SECONDS NAME"
 #   lines, the time each test took in a recorded run of scripts/test.sh
 #   (scripts/test.sh --record-times rewrites it); a test's TIMEOUT is three
-#   times its time, at least 30 s. A test with no recorded time keeps the
+#   times its time, at least 60 s. A test with no recorded time keeps the
 #   TIMEOUT its directory gave, or 300 s.
 # - MPI tests run one at a time, alone. Every test that launches MPI
 #   processes (labels mpi, package, examples) holds the resource lock
@@ -51,17 +51,16 @@ function(mpitopo_test_policy)
   foreach(_t IN LISTS _tests)
     get_test_property(${_t} LABELS _labels)
     if(DEFINED "MPITOPO_TIME_${_t}")
-      # 3x the recorded time, rounded up, at least 30 s (integer ms math).
-      string(REGEX REPLACE "^([0-9]*)\\.?([0-9]*)$" "\\1;\\2" _parts "${MPITOPO_TIME_${_t}}")
-      list(GET _parts 0 _s)
-      list(GET _parts 1 _frac)
-      string(SUBSTRING "${_frac}000" 0 3 _ms)
+      # 3x the recorded time, rounded up, at least 60 s (integer ms math).
+      string(REGEX MATCH "^([0-9]*)\\.?([0-9]*)$" _m "${MPITOPO_TIME_${_t}}")
+      set(_s "${CMAKE_MATCH_1}")
+      string(SUBSTRING "${CMAKE_MATCH_2}000" 0 3 _ms)
       if(_s STREQUAL "")
         set(_s 0)
       endif()
       math(EXPR _timeout "(3 * (${_s} * 1000 + 1${_ms} - 1000) + 999) / 1000")
-      if(_timeout LESS 30)
-        set(_timeout 30)
+      if(_timeout LESS 60)
+        set(_timeout 60)
       endif()
       set_property(TEST ${_t} PROPERTY TIMEOUT ${_timeout})
     else()

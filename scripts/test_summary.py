@@ -73,7 +73,7 @@ def record(path, tests):
             times[t["name"]] = "%.2f" % t["time"]
     with open(path, "w") as f:
         f.write("# Measured test times, SECONDS NAME: each test's TIMEOUT is 3x its time\n"
-                "# (at least 30 s; cmake/mpitopoTests.cmake). Rewritten by\n"
+                "# (at least 60 s; cmake/mpitopoTests.cmake). Rewritten by\n"
                 "# scripts/test.sh --record-times from a run on the 2-core CI machine.\n")
         for name in sorted(times):
             f.write("%s %s\n" % (times[name], name))
