@@ -213,8 +213,8 @@ static const char *env_help =
     "the tools read, who reads it, and its value in this environment.\n"
     "\n"
     "Options:\n"
-    "  --markdown            print the table of the README instead (variable and\n"
-    "                        meaning)\n";
+    "  --markdown            print the table of doc/user-guide.md instead\n"
+    "                        (variable and meaning)\n";
 
 typedef enum map_format { FMT_AUTO = -1, FMT_PLAIN, FMT_OPENMPI, FMT_MPICH, FMT_CRAY } map_format_t;
 static const char *format_names[] = {"plain", "openmpi-rankfile", "mpich-hosts", "cray-rank-order"};
@@ -2072,8 +2072,8 @@ static int print_version(void)
     return 0;
 }
 
-/* The variables of src/core/env.def: their values here, or the README's
- * table (which tests/cli/test_cli.sh compares with this output). */
+/* The variables of src/core/env.def: their values here, or the table of
+ * doc/user-guide.md (which tests/cli/test_cli.sh compares with this output). */
 static int cmd_env(int argc, char **argv)
 {
     int markdown = 0;
