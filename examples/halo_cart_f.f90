@@ -10,7 +10,10 @@
 ! Makefile do), or run with the shim preloaded,
 !   mpirun -x LD_PRELOAD=<prefix>/lib/libmpitopo_shim.so -n 8 ./program
 !   mpiexec -genv LD_PRELOAD <prefix>/lib/libmpitopo_shim.so -n 8 ./program
-! the same MPI_CART_CREATE returns a grid whose neighbours share a node.
+! with MPITOPO_REORDER=job (the program uses the new ranks, as MPI-4.1
+! section 8.5.4 requires after a reorder; without it the shim keeps MPI's
+! ranks), the same MPI_CART_CREATE returns a grid whose neighbours share a
+! node.
 ! Nothing in the source changes: the shim defines MPI_CART_CREATE (and the
 ! C MPI_Cart_create) and hands the call to mpitopo_cart_create. This
 ! program uses the mpi_f08 module; `use mpi` and `include 'mpif.h'` get
@@ -23,9 +26,11 @@
 ! Checks (exit status 1 on failure): after one exchange every ghost cell
 ! holds the value of the global cell it mirrors; the sweeps conserve the
 ! sum of the field. Prints "halo_cart_f: PASS" on rank 0 when both hold,
-! and how many processes got a new rank (0 without the shim, or when the
-! launch order is already the best). On one machine, emulate a cluster:
-!   MPITOPO_EMULATE="node:2 core:4" MPITOPO_EMULATE_PLACEMENT=rr mpirun -n 8 ./halo_cart_f
+! and how many processes got a new rank (0 without the shim or without
+! MPITOPO_REORDER=job, or when the launch order is already the best). On
+! one machine, emulate a cluster:
+!   MPITOPO_EMULATE="node:2 core:4" MPITOPO_EMULATE_PLACEMENT=rr MPITOPO_REORDER=job \
+!       mpirun -n 8 ./halo_cart_f
 program halo_cart_f
     use mpi_f08
     implicit none

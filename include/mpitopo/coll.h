@@ -141,6 +141,27 @@ MPITOPO_API int mpitopo_cart_stencil_create(MPI_Comm cart, const char *stencil, 
  */
 MPITOPO_API int mpitopo_comm_set_info(MPI_Comm comm, MPI_Info info);
 
+/**
+ * @brief The value of one of mpitopo's info keys on a communicator.
+ *
+ * The keys stored by mpitopo_comm_set_info() (and the shim's
+ * MPI_Comm_set_info) come first, then MPI's own info of comm (Open MPI
+ * keeps keys it does not know). The shim reads mpitopo_reorder here.
+ * @param[in] comm the communicator
+ * @param[in] key the key, e.g. "mpitopo_reorder"
+ * @param[in] size the room in value, terminating zero included; a longer
+ *            value is truncated
+ * @param[out] value the value, when found
+ * @param[out] found 1 when comm has the key, else 0
+ * @retval MPITOPO_SUCCESS on success (found or not)
+ * @retval MPITOPO_ERR_ARG MPI not initialized, comm = MPI_COMM_NULL, a
+ *         NULL pointer, size < 1
+ * @mpierr
+ * @local
+ */
+MPITOPO_API int mpitopo_comm_get_info(MPI_Comm comm, const char *key, int size, char *value,
+                                      int *found);
+
 /** @} */
 
 /**

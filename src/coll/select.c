@@ -110,6 +110,25 @@ int mpitopo_comm_set_info(MPI_Comm comm, MPI_Info info)
     return rc;
 }
 
+int mpitopo_comm_get_info(MPI_Comm comm, const char *key, int size, char *value, int *found)
+{
+    int rc = mpitopo__check_mpi(__func__);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    if (comm == MPI_COMM_NULL || !key || !value || !found || size < 1)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, __func__, "%s",
+                               comm == MPI_COMM_NULL ? "comm = MPI_COMM_NULL"
+                               : size < 1            ? "size < 1"
+                                                     : "a NULL pointer");
+    MPI_Info info = MPI_INFO_NULL;
+    *found = mpitopo__comm_info_get(comm, key, value, size);
+    if (!*found && PMPI_Comm_get_info(comm, &info) == MPI_SUCCESS && info != MPI_INFO_NULL) {
+        *found = info_value(info, key, value, size);
+        PMPI_Info_free(&info);
+    }
+    return MPITOPO_SUCCESS;
+}
+
 /* MPITOPO_NEIGHBOR and MPITOPO_COMBINE_THRESHOLD, read once. */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static mpitopo__sched_t env_sched = MPITOPO__SCHED_UNSET;

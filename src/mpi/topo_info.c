@@ -75,11 +75,15 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
     if ((rc = mpitopo__info_get(func, info, "mpitopo_reorder", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found) {
-        if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+        /* job, launch and off are the shim's words (MPITOPO_REORDER): job
+         * lets the constructor reorder, the others keep the order. */
+        if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcmp(v, "launch") == 0 ||
+            strcmp(v, "off") == 0)
             o->reorder = 0;
-        else if (strcmp(v, "true") != 0 && strcmp(v, "1") != 0)
+        else if (strcmp(v, "true") != 0 && strcmp(v, "1") != 0 && strcmp(v, "job") != 0)
             return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, func,
-                                     "info mpitopo_reorder = \"%s\": expected true or false", v);
+                                     "info mpitopo_reorder = \"%s\": expected true, false, job, launch or off",
+                                     v);
     }
     return MPITOPO_SUCCESS;
 }

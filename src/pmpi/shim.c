@@ -1,7 +1,23 @@
 /*
- * libmpitopo_shim, C bindings: an unmodified MPI program gets mpitopo's
- * reordering by LD_PRELOADing (or linking, before the MPI library) this
- * library. It defines
+ * libmpitopo_shim, C bindings: an unmodified MPI program gets mpitopo by
+ * LD_PRELOADing (or linking, before the MPI library) this library.
+ *
+ * Renumbering is asked for, never assumed. MPI-4.1 section 8.5.4: after a
+ * reorder, the process of rank k in the new communicator plays the role
+ * rank k described; the program must take its rank (and coordinates) from
+ * the new communicator and keep its data by the new rank. Many programs
+ * pass reorder = 1 and do not (they use the new ranks on MPI_COMM_WORLD,
+ * or free the communicator and keep its coordinates), and would hang or
+ * compute garbage once renumbered. So by default the constructors below
+ * give the new communicator MPI's ranks, those of comm_old (PMPI with
+ * reorder = 0, as for a program's reorder = 0: mpitopo's info keys and
+ * neighbourhood collectives still apply), MPI_Cart_map and MPI_Graph_map
+ * are MPI's own, and at MPITOPO_VERBOSE >= 1 rank 0 says once per
+ * constructor what renumbering would gain (Cartesian: the off-node
+ * partners, which costs the mapping, so only then). MPITOPO_REORDER=job,
+ * or the info key mpitopo_reorder = job on comm_old or in the dist-graph
+ * info (it comes first; launch, off, false or 0 there keep MPI's ranks),
+ * says the program honours the rule; then:
  *
  *   MPI_Cart_create  reorder != 0 on an intracommunicator without a
  *                    topology: mpitopo_cart_create; otherwise (reorder == 0,
@@ -10,13 +26,16 @@
  *                    initialized) PMPI_Cart_create, unchanged;
  *   MPI_Cart_map     mpitopo_cart_map (same exceptions, except that a
  *                    topology on comm is allowed), else PMPI_Cart_map;
- *   MPI_Dims_create  MPI's own unless MPITOPO_DIMS asks otherwise;
  *   MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create, MPI_Graph_create
  *                    as MPI_Cart_create: mpitopo_dist_graph_create_adjacent,
  *                    mpitopo_dist_graph_create, mpitopo_graph_create when
  *                    reorder != 0 on an intracommunicator without a
  *                    topology, else MPI's own;
- *   MPI_Graph_map    as MPI_Cart_map: mpitopo_graph_map;
+ *   MPI_Graph_map    as MPI_Cart_map: mpitopo_graph_map.
+ *
+ * Whatever MPITOPO_REORDER says:
+ *
+ *   MPI_Dims_create  MPI's own unless MPITOPO_DIMS asks otherwise;
  *   MPI_Comm_set_info, MPI_Comm_dup_with_info
  *                    MPI's own, then mpitopo_comm_set_info with the same
  *                    info (dup_with_info: replacing the keys copied from
@@ -49,7 +68,12 @@
  *                            schedule); unset, empty or "off":
  *                            MPI's own (another value is reported once by
  *                            world rank 0, then treated as off);
- *   MPITOPO_VERBOSE=1        print mpitopo's message with every error
+ *   MPITOPO_REORDER=job      renumber (above); unset, empty, "off" or
+ *                            "launch": MPI's ranks (another value is
+ *                            reported once by world rank 0, then ignored);
+ *   MPITOPO_VERBOSE=1        say once per constructor that MPI's ranks
+ *                            were kept (above); print mpitopo's message
+ *                            with every error
  *                            (2: also say why a call went to MPI unchanged).
  * The library's own variables (MPITOPO_EMULATE, MPITOPO_NETWORK, ...) apply
  * as usual.
@@ -92,11 +116,15 @@ static struct shim_config {
     int neighbor;      /* MPITOPO_NEIGHBOR asks for mpitopo's collectives */
     char neighbor_value[64]; /* the value as given, for messages */
     int bad_neighbor;  /* neighbor_value is not one of the accepted values */
+    int reorder_job;   /* MPITOPO_REORDER=job: the constructors renumber */
+    char reorder_value[64]; /* the value as given, for messages */
+    int bad_reorder;   /* reorder_value is not job, launch or off */
 } config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_once_t bad_dims_once = PTHREAD_ONCE_INIT;
 static pthread_once_t bad_neighbor_once = PTHREAD_ONCE_INIT;
 static pthread_once_t neighbor_said_once = PTHREAD_ONCE_INIT;
+static pthread_once_t bad_reorder_once = PTHREAD_ONCE_INIT;
 
 /* The schedule names of the library (src/coll/select.c); the library reads
  * the same variable and runs the schedule it names. */
@@ -111,6 +139,17 @@ static void config_read_neighbor(void)
         if (strcmp(v, takes[i]) == 0)
             config.neighbor = 1;
     config.bad_neighbor = !config.neighbor;
+}
+
+/* Unset, empty, "off" or "launch": MPI's ranks (the default). */
+static void config_read_reorder(void)
+{
+    const char *v = mpitopo__getenv(MPITOPO_ENV_REORDER);
+    if (!v || !*v || strcmp(v, "off") == 0 || strcmp(v, "launch") == 0)
+        return;
+    snprintf(config.reorder_value, sizeof config.reorder_value, "%s", v);
+    config.reorder_job = strcmp(v, "job") == 0;
+    config.bad_reorder = !config.reorder_job;
 }
 
 static void config_read(void)
@@ -131,6 +170,7 @@ static void config_read(void)
         snprintf(config.bad_dims, sizeof config.bad_dims, "%s", v);
 
     config_read_neighbor();
+    config_read_reorder();
 }
 
 static const struct shim_config *shim_config(void)
@@ -167,6 +207,13 @@ static void report_bad_neighbor(void)
     world_root_says("mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not auto, linear, combine, cart, "
                     "node, mpi or off; the neighbourhood collectives stay MPI's own\n",
                     config.neighbor_value);
+}
+
+static void report_bad_reorder(void)
+{
+    world_root_says("mpitopo: MPITOPO_REORDER = \"%s\" is not job, launch or off; "
+                    "the topology constructors keep MPI's ranks\n",
+                    config.reorder_value);
 }
 
 static void say_neighbor(void)
@@ -383,12 +430,176 @@ static int graph_error_class(int rc)
     }
 }
 
+/*
+ * Renumbering. MPI-4.1 section 8.5.4: after a reorder, the process of rank
+ * k in the new communicator plays the role rank k described, so only a
+ * program that takes its rank, coordinates and data from the new
+ * communicator survives one. Many real programs do not (they use the new
+ * ranks on MPI_COMM_WORLD, or free the communicator and keep its
+ * coordinates): the shim renumbers only when told that the program honours
+ * the rule, and otherwise creates the communicator with MPI's ranks.
+ */
+
+/* What a value of the info key mpitopo_reorder says: 1 renumber, 0 keep
+ * MPI's ranks, -1 nothing (the next source decides). */
+static int reorder_word(const char *v)
+{
+    if (strcmp(v, "job") == 0)
+        return 1;
+    if (strcmp(v, "launch") == 0 || strcmp(v, "off") == 0 || strcmp(v, "false") == 0 ||
+        strcmp(v, "0") == 0)
+        return 0;
+    return -1;
+}
+
+/* The key mpitopo_reorder in info (a dist-graph call's), as reorder_word. */
+static int reorder_of_info(MPI_Info info)
+{
+    char v[64];
+    int flag = 0;
+    if (info == MPI_INFO_NULL)
+        return -1;
+#if MPI_VERSION >= 4
+    int len = (int)sizeof v;
+    if (PMPI_Info_get_string(info, "mpitopo_reorder", &len, v, &flag) != MPI_SUCCESS || !flag ||
+        len > (int)sizeof v)
+        return -1;
+#else
+    /* MPICH fails MPI_Info_get on a value longer than the buffer. */
+    int len = 0;
+    if (PMPI_Info_get_valuelen(info, "mpitopo_reorder", &len, &flag) != MPI_SUCCESS || !flag ||
+        len >= (int)sizeof v ||
+        PMPI_Info_get(info, "mpitopo_reorder", (int)sizeof v - 1, v, &flag) != MPI_SUCCESS || !flag)
+        return -1;
+#endif
+    return reorder_word(v);
+}
+
+/* Whether the program asked for renumbering: the info of the call, then
+ * comm's key (mpitopo_comm_get_info: kept on every MPI), then
+ * MPITOPO_REORDER. Local: every process must be given the same. */
+static int renumbering_asked(MPI_Comm comm, MPI_Info info)
+{
+    const struct shim_config *c = shim_config();
+    if (c->bad_reorder)
+        pthread_once(&bad_reorder_once, report_bad_reorder);
+    int says = reorder_of_info(info);
+    char v[64];
+    int found = 0;
+    if (says < 0 && mpitopo_comm_get_info(comm, "mpitopo_reorder", (int)sizeof v, v, &found) ==
+                        MPITOPO_SUCCESS && found)
+        says = reorder_word(v);
+    return says < 0 ? c->reorder_job : says > 0;
+}
+
+/* The constructors that said "kept MPI's ranks" in this process. */
+enum { KEPT_CART, KEPT_GRAPH, KEPT_DIST_ADJACENT, KEPT_DIST, KEPT_N };
+static atomic_int kept_said[KEPT_N];
+
+/* At MPITOPO_VERBOSE >= 1, rank 0 of comm says once per constructor that
+ * MPI's ranks were kept, what renumbering would gain (gain: "" when not
+ * computed) and how to get it. */
+static void say_kept(const char *func, int which, MPI_Comm comm, const char *gain)
+{
+    int rank = 0;
+    if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0 ||
+        atomic_exchange(&kept_said[which], 1))
+        return;
+    fprintf(stderr,
+            "mpitopo: %s: kept MPI's ranks (%s%sset MPITOPO_REORDER=job if the program uses the "
+            "new ranks)\n",
+            func, gain, *gain ? "; " : "");
+}
+
+/* The off-node partners of a grid placed with leaf[c] the leaf of grid
+ * position c, on rank 0 of comm. */
+static int cart_offnode(const mpitopo_machine_t *m, const mpitopo_pattern_t *grid,
+                        const int *leaf, double *avg)
+{
+    mpitopo_metrics_t x;
+    int rc = mpitopo_metrics_compute(m, grid, leaf, MPITOPO_WEIGHT_BYTES, &x);
+    if (rc == MPITOPO_SUCCESS)
+        *avg = x.offnode_partners.avg;
+    return rc;
+}
+
+/* Into gain, on rank 0 of comm, what renumbering the grid would do to the
+ * off-node partners: mpitopo_cart_map's positions against MPI's (rank c at
+ * position c). Collective over comm (the machine, the mapping, one
+ * allgather): every process calls it, after PMPI_Cart_create succeeded.
+ * Nothing is written when a step fails; nothing fails. */
+static void cart_gain(MPI_Comm comm, int ndims, const int dims[], const int periods[], char *gain,
+                      size_t len)
+{
+    int size = 0, rank = 0, n = 1, newrank = MPI_UNDEFINED;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank);
+    for (int i = 0; i < ndims; i++)
+        n *= dims[i];
+    int *leaf = malloc((size_t)size * sizeof *leaf), *new_of = malloc((size_t)size * sizeof *new_of);
+    int *mapped = malloc((size_t)n * sizeof *mapped);
+    /* Everyone takes the same path: give up together when memory lacks. */
+    int ok = leaf && new_of && mapped, all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    mpitopo_machine_t *m = NULL;
+    mpitopo_pattern_t *grid = NULL;
+    if (all && ndims > 0) {
+        int mrc = mpitopo_comm_machine(comm, &m, leaf);
+        int crc = mpitopo_cart_map(comm, ndims, dims, periods, &newrank);
+        PMPI_Allgather(&newrank, 1, MPI_INT, new_of, 1, MPI_INT, comm);
+        ok = rank == 0 && mrc == MPITOPO_SUCCESS && crc == MPITOPO_SUCCESS;
+    } else {
+        ok = 0;
+    }
+    if (ok) {
+        char desc[64 + MPITOPO_MAX_DIMS * 24];
+        size_t k = (size_t)snprintf(desc, sizeof desc, "cart:");
+        for (int i = 0; i < ndims; i++)
+            k += (size_t)snprintf(desc + k, sizeof desc - k, "%s%d", i ? "x" : "", dims[i]);
+        k += (size_t)snprintf(desc + k, sizeof desc - k, ":periods=");
+        for (int i = 0; i < ndims; i++)
+            k += (size_t)snprintf(desc + k, sizeof desc - k, "%s%d", i ? "," : "", periods[i] != 0);
+        for (int c = 0; c < n; c++)
+            mapped[c] = -1;
+        for (int r = 0; r < size; r++)
+            if (new_of[r] >= 0 && new_of[r] < n)
+                mapped[new_of[r]] = leaf[r];
+        for (int c = 0; c < n; c++)
+            ok = ok && mapped[c] >= 0;
+        double before, after;
+        if (ok && mpitopo_pattern_from_string(desc, &grid) == MPITOPO_SUCCESS &&
+            cart_offnode(m, grid, leaf, &before) == MPITOPO_SUCCESS &&
+            cart_offnode(m, grid, mapped, &after) == MPITOPO_SUCCESS) {
+            if (after < before)
+                snprintf(gain, len, "reordering would take off-node partners avg %.2f -> %.2f",
+                         before, after);
+            else
+                snprintf(gain, len, "reordering would not lower off-node partners avg %.2f",
+                         before);
+        }
+    }
+    mpitopo_pattern_destroy(&grid);
+    mpitopo_machine_destroy(&m);
+    free(mapped);
+    free(new_of);
+    free(leaf);
+}
+
 int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                               int reorder, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Cart_create";
     if (!reorder || !shim_takes(func, comm, ndims, 0))
         return PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+    if (!renumbering_asked(comm, MPI_INFO_NULL)) {
+        int rc = PMPI_Cart_create(comm, ndims, dims, periods, 0, newcomm);
+        if (rc == MPI_SUCCESS && shim_config()->verbose >= 1) {
+            char gain[160] = "";
+            cart_gain(comm, ndims, dims, periods, gain, sizeof gain);
+            say_kept(func, KEPT_CART, comm, gain);
+        }
+        return rc;
+    }
     int rc = mpitopo_cart_create(comm, ndims, dims, periods, reorder, newcomm);
     return shim_result(func, comm, rc, cart_error_class(rc, ndims, dims));
 }
@@ -397,7 +608,7 @@ int mpitopo__shim_cart_map(MPI_Comm comm, int ndims, const int dims[], const int
                            int *newrank)
 {
     static const char func[] = "MPI_Cart_map";
-    if (!shim_takes(func, comm, ndims, 1))
+    if (!shim_takes(func, comm, ndims, 1) || !renumbering_asked(comm, MPI_INFO_NULL))
         return PMPI_Cart_map(comm, ndims, dims, periods, newrank);
     int rc = mpitopo_cart_map(comm, ndims, dims, periods, newrank);
     return shim_result(func, comm, rc, cart_error_class(rc, ndims, dims));
@@ -462,10 +673,15 @@ int mpitopo__shim_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const 
                                              MPI_Info info, int reorder, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Dist_graph_create_adjacent";
-    if (!reorder || !shim_takes(func, comm, 0, 0)) {
+    int takes = reorder && shim_takes(func, comm, 0, 0);
+    if (!takes || !renumbering_asked(comm, info)) {
         int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                                 destinations, destweights, info, reorder, newcomm);
-        return keep_info_keys(func, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL, info, rc, 0);
+                                                 destinations, destweights, info, takes ? 0 : reorder,
+                                                 newcomm);
+        rc = keep_info_keys(func, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL, info, rc, 0);
+        if (takes && rc == MPI_SUCCESS && shim_config()->verbose >= 1)
+            say_kept(func, KEPT_DIST_ADJACENT, comm, "");
+        return rc;
     }
     int rc = mpitopo_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
                                                 destinations, destweights, info, reorder, newcomm);
@@ -477,10 +693,14 @@ int mpitopo__shim_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
                                     int reorder, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Dist_graph_create";
-    if (!reorder || !shim_takes(func, comm, 0, 0)) {
+    int takes = reorder && shim_takes(func, comm, 0, 0);
+    if (!takes || !renumbering_asked(comm, info)) {
         int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
-                                        reorder, newcomm);
-        return keep_info_keys(func, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL, info, rc, 0);
+                                        takes ? 0 : reorder, newcomm);
+        rc = keep_info_keys(func, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL, info, rc, 0);
+        if (takes && rc == MPI_SUCCESS && shim_config()->verbose >= 1)
+            say_kept(func, KEPT_DIST, comm, "");
+        return rc;
     }
     int rc = mpitopo_dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
                                        reorder, newcomm);
@@ -493,6 +713,12 @@ int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, const int index[], con
     static const char func[] = "MPI_Graph_create";
     if (!reorder || !shim_takes(func, comm, 0, 0))
         return PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+    if (!renumbering_asked(comm, MPI_INFO_NULL)) {
+        int rc = PMPI_Graph_create(comm, nnodes, index, edges, 0, newcomm);
+        if (rc == MPI_SUCCESS && shim_config()->verbose >= 1)
+            say_kept(func, KEPT_GRAPH, comm, "");
+        return rc;
+    }
     int rc = mpitopo_graph_create(comm, nnodes, index, edges, reorder, newcomm);
     return shim_result(func, comm, rc, graph_error_class(rc));
 }
@@ -501,7 +727,7 @@ int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[], const 
                             int *newrank)
 {
     static const char func[] = "MPI_Graph_map";
-    if (!shim_takes(func, comm, 0, 1))
+    if (!shim_takes(func, comm, 0, 1) || !renumbering_asked(comm, MPI_INFO_NULL))
         return PMPI_Graph_map(comm, nnodes, index, edges, newrank);
     int rc = mpitopo_graph_map(comm, nnodes, index, edges, newrank);
     return shim_result(func, comm, rc, graph_error_class(rc));

@@ -69,10 +69,17 @@ offs=$(sed -n 's/.*MPI_Cart_create \([0-9.]*\), mpitopo_cart_create \([0-9.]*\)$
 [ -n "$offs" ] && awk '{ exit !($2 < $1) }' <<<"$offs" ||
     fail "halo_cart.2d: mpitopo_cart_create did not lower the off-node grid neighbours ($offs)"
 run halo_cart.3d "halo_cart: PASS" 8 "$b/halo_cart" 3 8 10
-# (a) Fortran, reordered through the shim it is linked with.
+# (a) Fortran, reordered through the shim it is linked with: the program
+# uses the new ranks, so it asks for renumbering (MPITOPO_REORDER=job);
+# without it the shim keeps MPI's ranks.
 if [ -n "$mpif90" ]; then
     [ -x "$b/halo_cart_f" ] || fail "halo_cart_f was not built by CMake (MPIF90 $mpif90)"
+    run halo_cart_f.kept "halo_cart_f: PASS" 8 "$b/halo_cart_f"
+    grep -q "processes that changed rank: 0" <<<"$out" ||
+        fail "halo_cart_f.kept: the shim renumbered without MPITOPO_REORDER=job"
+    export MPITOPO_REORDER=job
     run halo_cart_f "halo_cart_f: PASS" 8 "$b/halo_cart_f"
+    unset MPITOPO_REORDER
     grep -q "processes that changed rank: [1-9]" <<<"$out" ||
         fail "halo_cart_f: MPI_CART_CREATE was not reordered (is the shim linked first?)"
 fi

@@ -9,6 +9,13 @@
  *                    the same for the graph and dist-graph calls;
  *   shim_api envfail with a bad MPITOPO_EMULATE: every process gets
  *                    MPI_ERR_OTHER, through the error handler;
+ *   shim_api kept    without MPITOPO_REORDER=job: reorder = 1 keeps MPI's
+ *                    ranks (C and Fortran entries), MPI_Cart_map and
+ *                    MPI_Graph_map are MPI's own; the info key
+ *                    mpitopo_reorder = job on comm_old or in a dist-graph's
+ *                    info renumbers;
+ *   (api, under MPITOPO_REORDER=job, also checks that mpitopo_reorder =
+ *   launch on comm_old keeps MPI's ranks.)
  *   shim_api fatal   an error under MPI_ERRORS_ARE_FATAL: MPI aborts the
  *                    program after the shim printed mpitopo's message (the
  *                    test expects that message and no "survived" line).
@@ -310,6 +317,111 @@ static void check_graph_errors(MPI_Comm world)
     }
 }
 
+/* A duplicate of world carrying mpitopo_reorder = value (MPI_Comm_set_info:
+ * the shim keeps the key on every MPI). */
+static MPI_Comm dup_with_reorder(MPI_Comm world, const char *value)
+{
+    MPI_Comm dup;
+    MPI_Info info;
+    MPI_Comm_dup(world, &dup);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpitopo_reorder", value);
+    MPI_Comm_set_info(dup, info);
+    MPI_Info_free(&info);
+    return dup;
+}
+
+/* The ring of check_interception on comm: how many processes moved. */
+static int ring_moved(MPI_Comm comm, int *ring_rank)
+{
+    int size, periods[1] = {1};
+    MPI_Comm_size(comm, &size);
+    int dims[1] = {size}, n = -1;
+    MPI_Comm ring = MPI_COMM_NULL;
+    if (MPI_Cart_create(comm, 1, dims, periods, 1, &ring) != MPI_SUCCESS || ring == MPI_COMM_NULL)
+        return -1;
+    n = moved(ring);
+    MPI_Comm_rank(ring, ring_rank);
+    MPI_Comm_free(&ring);
+    return n;
+}
+
+/* Under MPITOPO_REORDER=job, mpitopo_reorder = launch on comm_old keeps
+ * MPI's ranks. */
+static void check_info_keeps(MPI_Comm world)
+{
+    MPI_Comm dup = dup_with_reorder(world, "launch");
+    int r;
+    MT_CHECK(ring_moved(dup, &r) == 0, "mpitopo_reorder = launch on comm_old: ranks moved");
+    MPI_Comm_free(&dup);
+}
+
+/* Without MPITOPO_REORDER=job: reorder = 1 keeps MPI's ranks, the maps are
+ * MPI's own, and the info key asks for renumbering. */
+static void check_kept(MPI_Comm world)
+{
+    int size, rank, periods[1] = {1}, r = -1, mine = -1, mpis = -1;
+    MPI_Comm_size(world, &size);
+    MPI_Comm_rank(world, &rank);
+    int dims[1] = {size};
+    MT_CHECK(ring_moved(world, &r) == 0 && r == rank, "MPI_Cart_create(reorder = 1) moved ranks");
+    MPI_Cart_map(world, 1, dims, periods, &mine);
+    PMPI_Cart_map(world, 1, dims, periods, &mpis);
+    MT_CHECK(mine == mpis, "MPI_Cart_map gives %d, MPI's own %d", mine, mpis);
+
+    MPI_Fint fw = MPI_Comm_c2f(world), fnd = 1, fdims[1] = {size}, fper[1] = {1}, fre = 1, fnew;
+    mpi_cart_create_f08_(&fw, &fnd, fdims, fper, &fre, &fnew, NULL);
+    MPI_Comm fring = MPI_Comm_f2c(fnew);
+    MPI_Comm_rank(fring, &r);
+    MT_CHECK(r == rank, "mpi_cart_create_f08_(reorder) moved rank %d to %d", rank, r);
+    MPI_Comm_free(&fring);
+
+    if (size % 4 == 0) {
+        int nb[2] = {ring_prev(rank), ring_next(rank)};
+        MPI_Comm g = MPI_COMM_NULL, gr = MPI_COMM_NULL;
+        MPI_Dist_graph_create_adjacent(world, 2, nb, MPI_UNWEIGHTED, 2, nb, MPI_UNWEIGHTED,
+                                       MPI_INFO_NULL, 1, &g);
+        MT_CHECK(g != MPI_COMM_NULL && moved(g) == 0,
+                 "MPI_Dist_graph_create_adjacent(reorder = 1) moved processes");
+        int *index = malloc((size_t)size * sizeof(int)), *edges = malloc((size_t)2 * size * sizeof(int));
+        for (int v = 0; v < size; v++) {
+            index[v] = 2 * (v + 1);
+            edges[2 * v] = ring_next(v);
+            edges[2 * v + 1] = ring_prev(v);
+        }
+        MPI_Graph_create(world, size, index, edges, 1, &gr);
+        MT_CHECK(gr != MPI_COMM_NULL && moved(gr) == 0, "MPI_Graph_create(reorder = 1) moved processes");
+        MPI_Graph_map(world, size, index, edges, &mine);
+        PMPI_Graph_map(world, size, index, edges, &mpis);
+        MT_CHECK(mine == mpis, "MPI_Graph_map gives %d, MPI's own %d", mine, mpis);
+        if (gr != MPI_COMM_NULL)
+            MPI_Comm_free(&gr);
+        if (g != MPI_COMM_NULL)
+            MPI_Comm_free(&g);
+
+        /* The info of the call asks for it. */
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpitopo_reorder", "job");
+        MPI_Dist_graph_create_adjacent(world, 2, nb, MPI_UNWEIGHTED, 2, nb, MPI_UNWEIGHTED, info, 1,
+                                       &g);
+        MPI_Info_free(&info);
+        MT_CHECK(g != MPI_COMM_NULL && moved(g) > 0,
+                 "MPI_Dist_graph_create_adjacent with info mpitopo_reorder = job kept the order");
+        if (g != MPI_COMM_NULL)
+            MPI_Comm_free(&g);
+        free(index);
+        free(edges);
+    }
+
+    /* comm_old's key asks for it: renumbered, and MPI_Cart_map agrees. */
+    MPI_Comm dup = dup_with_reorder(world, "job");
+    MT_CHECK(ring_moved(dup, &r) > 0, "mpitopo_reorder = job on comm_old kept the order");
+    MPI_Cart_map(dup, 1, dims, periods, &mine);
+    MT_CHECK(mine == r, "MPI_Cart_map on comm_old with mpitopo_reorder = job gives %d, not %d", mine, r);
+    MPI_Comm_free(&dup);
+}
+
 /* A bad MPITOPO_EMULATE: MPI_ERR_OTHER everywhere, through the handler. */
 static void check_env_failure(MPI_Comm world)
 {
@@ -350,12 +462,15 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (!strcmp(mode, "envfail")) {
         check_env_failure(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "kept")) {
+        check_kept(MPI_COMM_WORLD);
     } else {
         check_dims();
         check_interception(MPI_COMM_WORLD);
         check_errors(MPI_COMM_WORLD);
         check_graph_interception(MPI_COMM_WORLD);
         check_graph_errors(MPI_COMM_WORLD);
+        check_info_keeps(MPI_COMM_WORLD);
     }
     int rc = mt_finish(!strcmp(mode, "envfail") ? "shim_api.envfail" : "shim_api");
     MPI_Finalize();
