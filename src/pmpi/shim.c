@@ -585,6 +585,16 @@ static void cart_gain(MPI_Comm comm, int ndims, const int dims[], const int peri
     free(leaf);
 }
 
+/* Whether comm's processes compute the gain (a mapping) this time: once per
+ * process, agreed over comm so that all of them take the same path (one
+ * may have done it already on another communicator). */
+static atomic_int cart_gain_done;
+static int cart_gain_wanted(MPI_Comm comm)
+{
+    int todo = !atomic_exchange(&cart_gain_done, 1), any = 0;
+    return PMPI_Allreduce(&todo, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS && any;
+}
+
 int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                               int reorder, MPI_Comm *newcomm)
 {
@@ -593,7 +603,7 @@ int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[], const 
         return PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
     if (!renumbering_asked(comm, MPI_INFO_NULL)) {
         int rc = PMPI_Cart_create(comm, ndims, dims, periods, 0, newcomm);
-        if (rc == MPI_SUCCESS && shim_config()->verbose >= 1) {
+        if (rc == MPI_SUCCESS && shim_config()->verbose >= 1 && cart_gain_wanted(comm)) {
             char gain[160] = "";
             cart_gain(comm, ndims, dims, periods, gain, sizeof gain);
             say_kept(func, KEPT_CART, comm, gain);
