@@ -130,4 +130,18 @@ int mpitopo__place_rr(const mpitopo_machine_t *machine, int nprocs, int *leaf_of
 int mpitopo__place_random(const mpitopo_machine_t *machine, int nprocs, uint64_t seed,
                           int *leaf_of_proc);
 
+/* Rank 0 stays on its process (rank0.c): when mapped[0] (the leaf of role
+ * 0 among n) is not launch[0] (the leaf of the process that was rank 0),
+ * relabel equivalent units so that it is, if that leaves the weighted cost
+ * unchanged; else, unless allow_move, pin it at the least cost among that
+ * relabelling, an exchange of two roles and the launch placement. */
+typedef struct mpitopo__rank0 {
+    int moved;          /* rank 0 left its process (allow_move) */
+    int costly;         /* keeping it cost something: cost_kept > cost_mapped */
+    double cost_mapped; /* the mapper's cost */
+    double cost_kept;   /* the cost of the mapping returned */
+} mpitopo__rank0_t;
+int mpitopo__map_keep_rank0(const mpitopo_machine_t *m, const mpitopo_pattern_t *pattern, mpitopo_weight_t weight,
+                            int n, const int *launch, int allow_move, int *mapped, mpitopo__rank0_t *out);
+
 #endif

@@ -31,7 +31,8 @@ typedef struct cart_request {
     int stencil_from_info; /* whether the stencil came from the info key */
     char mapper[64];
     mpitopo_weight_t weight;
-    int report; /* print the verbose line (creation, not cart_map) */
+    int rank0_move; /* MPITOPO_RANK0=move: rank 0 may leave its process */
+    int report;     /* print the verbose line (creation, not cart_map) */
 } cart_request_t;
 
 /* ---- validation -------------------------------------------------------- */
@@ -192,6 +193,7 @@ static int read_info(cart_request_t *r, const char *stencil, MPI_Info info)
     snprintf(r->mapper, sizeof r->mapper, "%s", o.mapper);
     r->weight = o.weight;
     r->reorder = o.reorder;
+    r->rank0_move = o.rank0_move;
     return MPITOPO_SUCCESS;
 }
 
@@ -263,11 +265,18 @@ static int new_rank(const cart_request_t *r, int *position)
         return MPITOPO_NOMEM("the mapping");
     if ((rc = grid_pattern(r, &pattern)) == MPITOPO_SUCCESS) {
         int kept;
+        mpitopo__rank0_t r0;
         rc = mpitopo__map_from_launch(ni, r->mapper, m, pattern, r->weight, leaf_of_rank, mapped, &kept);
-        if (rc != MPITOPO_SUCCESS)
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo__map_keep_rank0(m, pattern, r->weight, r->nprocs, leaf_of_rank, r->rank0_move, mapped,
+                                         &r0);
+        if (rc != MPITOPO_SUCCESS) {
             rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the grid");
-        else
+        } else {
             report(r, ni, m, pattern, leaf_of_rank, mapped, kept);
+            if (r->rank == 0)
+                mpitopo__rank0_report(r->func, &r0);
+        }
     }
     *position = MPI_UNDEFINED;
     if (rc == MPITOPO_SUCCESS)

@@ -238,12 +238,18 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
     } else {
         rc = mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, &kept);
     }
+    mpitopo__rank0_t r0;
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__map_keep_rank0(m, pattern, opt.weight, r->nroles, leaf_of_rank, r->opt.rank0_move, mapped,
+                                     &r0);
     if (rc != MPITOPO_SUCCESS) {
         rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the graph with %s", spec);
         goto cleanup;
     }
-    if (r->rank == 0 && !r->quiet)
+    if (r->rank == 0 && !r->quiet) {
         report(r, ni, m, pattern, leaf_of_rank, mapped, kept);
+        mpitopo__rank0_report(r->func, &r0);
+    }
     for (int l = 0; l < m->nleaves; l++)
         role_of_leaf[l] = MPI_UNDEFINED;
     for (int p = 0; p < r->nroles; p++)

@@ -7,6 +7,7 @@
  * process i of the tree communicator is end node i of "hhc:D". Routed
  * messages are in hhc_route.c, the collectives in hhc_coll.c.
  */
+#include "map/map_internal.h"
 #include "mpi/hhc_internal.h"
 #include "network/network_internal.h"
 
@@ -106,11 +107,18 @@ static int place(const hhc_request_t *r, int *node)
     const char *mapper = mpitopo__graph_mapper(ni, &r->opt);
     if ((rc = mpitopo__hhc_pattern(r->dim, &pattern)) == MPITOPO_SUCCESS) {
         int kept; /* node i starts on the process of rank i */
+        mpitopo__rank0_t r0;
         rc = mpitopo__map_from_launch(ni, mapper, m, pattern, r->opt.weight, leaf_of_rank, mapped, &kept);
-        if (rc != MPITOPO_SUCCESS)
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo__map_keep_rank0(m, pattern, r->opt.weight, r->nnodes, leaf_of_rank, r->opt.rank0_move,
+                                         mapped, &r0);
+        if (rc != MPITOPO_SUCCESS) {
             rc = MPITOPO_FAIL_RESTATE(rc, r->func, "mapping the %d-HHC", r->dim);
-        else
+        } else {
             report(r, ni, m, pattern, mapper, leaf_of_rank, mapped, kept);
+            if (r->rank == 0)
+                mpitopo__rank0_report(r->func, &r0);
+        }
     }
     if (rc == MPITOPO_SUCCESS)
         *node = mpitopo__position_of(mapped, r->nnodes, leaf_of_rank[r->rank]);

@@ -105,7 +105,12 @@ typedef struct mpitopo__topo_options {
     int mapper_set; /* by the info key or MPITOPO_MAPPER, not a default */
     mpitopo_weight_t weight;
     int reorder;
+    int rank0_move; /* MPITOPO_RANK0 / info mpitopo_rank0 = move */
 } mpitopo__topo_options_t;
+/* The verbose line (rank 0 of comm) when keeping rank 0 cost something
+ * (mpitopo__map_keep_rank0). */
+struct mpitopo__rank0;
+void mpitopo__rank0_report(const char *func, const struct mpitopo__rank0 *r0);
 /* Read the keys into *o (errors MPITOPO_ERR_PARSE naming key and value). */
 int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_options_t *o);
 

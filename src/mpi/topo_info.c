@@ -51,10 +51,32 @@ int mpitopo__info_get(const char *func, MPI_Info info, const char *key, char *va
     return PMPI_Info_get(info, key, len - 1, value, found);
 }
 
+/* "keep" or "move" (MPITOPO_RANK0, info mpitopo_rank0): 1 for move, 0 for
+ * keep, -1 otherwise. */
+static int rank0_word(const char *v)
+{
+    return strcmp(v, "move") == 0 ? 1 : strcmp(v, "keep") == 0 ? 0 : -1;
+}
+
 int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_options_t *o)
 {
     char v[256];
     int found, rc;
+    const char *env = mpitopo__getenv(MPITOPO_ENV_RANK0);
+    if (env && *env) {
+        if (rank0_word(env) < 0)
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, func, "MPITOPO_RANK0 = \"%.64s\": expected keep or move",
+                                     env);
+        o->rank0_move = rank0_word(env);
+    }
+    if ((rc = mpitopo__info_get(func, info, "mpitopo_rank0", v, sizeof v, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        if (rank0_word(v) < 0)
+            return MPITOPO_FAIL_AS(MPITOPO_ERR_PARSE, func, "info mpitopo_rank0 = \"%s\": expected keep or move",
+                                     v);
+        o->rank0_move = rank0_word(v);
+    }
     if ((rc = mpitopo__info_get(func, info, "mpitopo_mapper", v, sizeof v, &found)) != MPI_SUCCESS)
         return rc;
     if (found) {
@@ -110,6 +132,18 @@ int mpitopo__map_from_launch(const mpitopo_nodeinfo_t *ni, const char *spec, con
     opt.never_worse = 1;
     *kept = 0;
     return mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, kept);
+}
+
+void mpitopo__rank0_report(const char *func, const mpitopo__rank0_t *r0)
+{
+    if (r0->costly)
+        mpitopo__log(1,
+                     "%s: rank 0 kept on the process that was rank 0, at a cost: %.6g -> %.6g (+%.1f %%); "
+                     "MPITOPO_RANK0=move (or info mpitopo_rank0=move) lets it move",
+                     func, r0->cost_mapped, r0->cost_kept,
+                     r0->cost_mapped > 0 ? 100.0 * (r0->cost_kept - r0->cost_mapped) / r0->cost_mapped : 0.0);
+    else if (r0->moved)
+        mpitopo__log(2, "%s: rank 0 moved to another process (MPITOPO_RANK0=move)", func);
 }
 
 int mpitopo__position_of(const int *mapped, int n, int leaf)

@@ -127,6 +127,12 @@ static void check_result(MPI_Comm comm, MPI_Comm c, int ndims, const int *dims,
                      label);
         }
     }
+    if (!identity && !mt_getenv("MPITOPO_RANK0")) {
+        /* Rank 0 stays on the process that was rank 0 (MPITOPO_RANK0=keep). */
+        int r0 = rank_or_null(c) == 0 ? rank : -1, who = -1;
+        MPI_Allreduce(&r0, &who, 1, MPI_INT, MPI_MAX, comm);
+        MT_CHECK(who == 0, "%s: rank 0 of the reordered grid is the process of rank %d, not of rank 0", label, who);
+    }
     if (with_map) {
         int newrank = -2;
         if (MT_CHECK_RC(mpitopo_cart_map(comm, ndims, dims, periods, &newrank)))

@@ -206,6 +206,11 @@ static void check_dist(const char *label, const graph_t *g, MPI_Comm dg, int wei
     MPI_Comm_rank(dg, &rank);
     MPI_Comm_size(dg, &size);
     MT_CHECK(size == g->n, "%s: size %d, expected %d", label, size, g->n);
+    int world_rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    if (!mt_getenv("MPITOPO_RANK0")) /* rank 0 stays where it was (keep) */
+        MT_CHECK((rank == 0) == (world_rank == 0), "%s: world rank %d has rank %d in the new communicator", label,
+                 world_rank, rank);
     int indeg, outdeg, w;
     MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &w);
     int want_in = g->in_off[rank + 1] - g->in_off[rank], want_out = g->out_off[rank + 1] - g->out_off[rank];

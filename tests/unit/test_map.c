@@ -1,5 +1,9 @@
-/* Launch placements, the mapper driver and the never-worse guard. */
+/* Launch placements, the mapper driver, the never-worse guard and keeping
+ * rank 0 on its process. */
 #include "unit.h"
+#include "map/map_internal.h"
+
+#include <math.h>
 
 static int count_on_node(const mpitopo_machine_t *m, const int *map, int n, int node)
 {
@@ -169,11 +173,103 @@ static void test_allocation_failures(void **state)
     mpitopo_machine_destroy(&r.m);
 }
 
+
+/* A random permutation of the leaves' first n (Fisher-Yates, LCG). */
+static void random_mapping(uint64_t *x, int nleaves, int n, int *map)
+{
+    int *perm = malloc((size_t)nleaves * sizeof *perm);
+    assert_non_null(perm);
+    for (int i = 0; i < nleaves; i++)
+        perm[i] = i;
+    for (int i = nleaves - 1; i > 0; i--) {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((*x >> 33) % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    memcpy(map, perm, (size_t)n * sizeof *map);
+    free(perm);
+}
+
+/* Rank 0 back on its process: on a symmetric machine by a relabelling
+ * that never changes the cost (checked against the mapper's mapping for
+ * many random mappings and patterns); on a machine with nodes of different
+ * sizes it may cost, which is reported, and the result is never dearer
+ * than the launch placement or the plain exchange of two roles. */
+static void test_keep_rank0(void **state)
+{
+    (void)state;
+    const char *machines[] = {"node:3 core:4", "switch:2 node:2 socket:2 core:3", "node:4 core:2"};
+    uint64_t x = 42;
+    for (int mi = 0; mi < 3; mi++) {
+        mpitopo_machine_t *m = NULL;
+        OK(mpitopo_machine_from_string(machines[mi], &m));
+        int nl;
+        OK(mpitopo_machine_nleaves(m, &nl));
+        for (int trial = 0; trial < 40; trial++) {
+            int n = trial % 2 ? nl : nl - 1; /* full, and one leaf free */
+            mpitopo_pattern_t *pat = NULL;
+            OK(mpitopo_pattern_random(n, 0.4, (uint64_t)trial + 1, &pat));
+            int *launch = malloc((size_t)n * sizeof *launch), *map = malloc((size_t)n * sizeof *map);
+            int *orig = malloc((size_t)n * sizeof *orig);
+            random_mapping(&x, nl, n, launch);
+            random_mapping(&x, nl, n, map);
+            memcpy(orig, map, (size_t)n * sizeof *map);
+            double before, after;
+            OK(mpitopo_metrics_cost(m, pat, map, MPITOPO_WEIGHT_BYTES, &before));
+            mpitopo__rank0_t r0;
+            OK(mpitopo__map_keep_rank0(m, pat, MPITOPO_WEIGHT_BYTES, n, launch, 0, map, &r0));
+            OK(mpitopo_mapping_check(m, n, map));
+            assert_int_equal(map[0], launch[0]);
+            OK(mpitopo_metrics_cost(m, pat, map, MPITOPO_WEIGHT_BYTES, &after));
+            assert_false(r0.costly);
+            assert_true(fabs(after - before) <= 1e-9 * fmax(1, before));
+            /* move: left as the mapper made it */
+            memcpy(map, orig, (size_t)n * sizeof *map);
+            OK(mpitopo__map_keep_rank0(m, pat, MPITOPO_WEIGHT_BYTES, n, launch, 1, map, &r0));
+            assert_memory_equal(map, orig, (size_t)n * sizeof *map);
+            assert_int_equal(r0.moved, orig[0] != launch[0]);
+            mpitopo_pattern_destroy(&pat);
+            free(launch);
+            free(map);
+            free(orig);
+        }
+        mpitopo_machine_destroy(&m);
+    }
+    /* Nodes of 1 and 3 leaves, a ring of 4 mapped with role 0 on the big
+     * node: no relabelling exists (the units differ in size), and pinning
+     * it costs. Brute force over the 24 mappings with role 0 on leaf 0
+     * gives the least cost of a pinned mapping; the result is no dearer
+     * than the exchange and the launch, and reported as costly. */
+    const char *names[] = {"node", "core"};
+    int paths[] = {0, 0, 1, 0, 1, 1, 1, 2};
+    mpitopo_machine_t *m = NULL;
+    OK(mpitopo_machine_from_paths(2, names, NULL, 4, paths, &m, NULL));
+    mpitopo_pattern_t *ring = NULL;
+    OK(mpitopo_pattern_from_string("ring:4:4", &ring));
+    int launch[4] = {0, 1, 2, 3}, map[4] = {1, 2, 3, 0}, swapped[4] = {0, 2, 3, 1};
+    double c_launch, c_map, c_swap, c_kept;
+    OK(mpitopo_metrics_cost(m, ring, launch, MPITOPO_WEIGHT_BYTES, &c_launch));
+    OK(mpitopo_metrics_cost(m, ring, map, MPITOPO_WEIGHT_BYTES, &c_map));
+    OK(mpitopo_metrics_cost(m, ring, swapped, MPITOPO_WEIGHT_BYTES, &c_swap));
+    mpitopo__rank0_t r0;
+    OK(mpitopo__map_keep_rank0(m, ring, MPITOPO_WEIGHT_BYTES, 4, launch, 0, map, &r0));
+    assert_int_equal(map[0], 0);
+    OK(mpitopo_mapping_check(m, 4, map));
+    OK(mpitopo_metrics_cost(m, ring, map, MPITOPO_WEIGHT_BYTES, &c_kept));
+    assert_true(c_kept <= c_launch && c_kept <= c_swap);
+    assert_true(fabs(r0.cost_kept - c_kept) < 1e-9 && fabs(r0.cost_mapped - c_map) < 1e-9);
+    assert_int_equal(r0.costly, c_kept > c_map + 1e-9);
+    mpitopo_pattern_destroy(&ring);
+    mpitopo_machine_destroy(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_and_rr), cmocka_unit_test(test_rr_uneven),  cmocka_unit_test(test_random),
         cmocka_unit_test(test_registry),     cmocka_unit_test(test_map_driver), cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_keep_rank0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
