@@ -705,6 +705,11 @@ void mpitopo__slurm_path(const mpitopo__slurm_t *t, int h, int *depth, int64_t *
     }
 }
 
+double mpitopo__slurm_speed(const mpitopo__slurm_t *t, int64_t label)
+{
+    return t && !t->block && label >= 0 && label < t->nsw ? t->sw[label].speed : 0.0;
+}
+
 /* ------------------------------------------------------------ levels */
 
 typedef struct lab {

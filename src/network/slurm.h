@@ -48,6 +48,10 @@ int mpitopo__slurm_find(const mpitopo__slurm_t *t, const char *name);
 void mpitopo__slurm_path(const mpitopo__slurm_t *t, int h, int *depth, int64_t *labels,
                          double *speeds);
 
+/* The link speed of the switch of label (a label of mpitopo__slurm_path),
+ * 0 when none is given or t is NULL. */
+double mpitopo__slurm_speed(const mpitopo__slurm_t *t, int64_t label);
+
 /*
  * Levels above the node for n entries whose paths have depth[i] labels
  * (labels + i * MPITOPO__SLURM_MAX_DEPTH, speeds alike or NULL): shallow

@@ -135,7 +135,7 @@ static void test_tree(void **state)
     assert_null(t);
 
     /* 4 leaf switches over 16 nodes: one level of 4 switches, equal links. */
-    OK(mpitopo__slurm_read(DATA "leaf4x16.conf", "test", &t));
+    OK(mpitopo__slurm_read(DATA "leaf4x16/topology.conf", "test", &t));
     OK(mpitopo__slurm_machine(t, 0, NULL, "core:4", &m));
     OK(mpitopo_machine_describe(m, desc, sizeof desc));
     assert_string_equal(desc, "switch:4 node:4 core:4");
