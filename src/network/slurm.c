@@ -785,7 +785,7 @@ int mpitopo__slurm_levels(int n, const int *depth, const int64_t *labels, const 
 /* ------------------------------------------------------------ machines */
 
 int mpitopo__slurm_machine(const mpitopo__slurm_t *t, int nhosts, const char *const *hosts,
-                           const char *inner, mpitopo_machine_t **machine)
+                           const char *inner, mpitopo_machine_t **machine, int *node_of_host)
 {
     const int W = MPITOPO__SLURM_MAX_DEPTH;
     *machine = NULL;
@@ -808,7 +808,7 @@ int mpitopo__slurm_machine(const mpitopo__slurm_t *t, int nhosts, const char *co
     int64_t *labels = mpitopo__malloc_array((size_t)(n > 0 ? n : 1) * W, sizeof *labels);
     double *speeds = mpitopo__malloc_array((size_t)(n > 0 ? n : 1) * W, sizeof *speeds);
     int *above = mpitopo__malloc_array((size_t)(n > 0 ? n : 1) * W, sizeof *above);
-    int *paths = NULL, *seen = mpitopo__calloc((size_t)t->nhosts, sizeof *seen);
+    int *paths = NULL, *leaf_of = NULL, *seen = mpitopo__calloc((size_t)t->nhosts, sizeof *seen);
     char names[MPITOPO_MAX_LEVELS][MPITOPO_MAX_NAME];
     double factor[MPITOPO__SLURM_MAX_DEPTH];
     rc = !depth || !labels || !speeds || !above || !seen ? MPITOPO_NOMEM("the hosts' paths")
@@ -817,10 +817,10 @@ int mpitopo__slurm_machine(const mpitopo__slurm_t *t, int nhosts, const char *co
     for (int i = 0; i < n && rc == MPITOPO_SUCCESS; i++) {
         int h = hosts ? mpitopo__slurm_find(t, hosts[i]) : i;
         if (h < 0)
-            rc = MPITOPO_FAIL(MPITOPO_ERR_NOT_FOUND, "host %d, %.100s, is not a node of the file",
+            rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_NOT_FOUND, "host %d, %.100s, is not a node of the file",
                               i, hosts[i]);
         else if (seen[h]++)
-            rc = MPITOPO_FAIL(MPITOPO_ERR_ARG, "host %d, %.100s, is given twice", i, hosts[i]);
+            rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_ARG, "host %d, %.100s, is given twice", i, hosts[i]);
         else
             mpitopo__slurm_path(t, h, &depth[i], labels + (size_t)i * W, speeds + (size_t)i * W);
     }
@@ -834,7 +834,8 @@ int mpitopo__slurm_machine(const mpitopo__slurm_t *t, int nhosts, const char *co
     if (rc == MPITOPO_SUCCESS && (long long)n * nleaves > INT_MAX / nlevels)
         rc = MPITOPO_FAIL(MPITOPO_ERR_RANGE, "%d hosts of %d leaves are too many", n, nleaves);
     if (rc == MPITOPO_SUCCESS &&
-        !(paths = mpitopo__malloc_array((size_t)n * (size_t)nleaves, (size_t)nlevels * sizeof *paths)))
+        (!(paths = mpitopo__malloc_array((size_t)n * (size_t)nleaves, (size_t)nlevels * sizeof *paths)) ||
+         !(leaf_of = mpitopo__malloc_array((size_t)n * (size_t)nleaves, sizeof *leaf_of))))
         rc = MPITOPO_NOMEM("the leaves' paths");
     if (rc == MPITOPO_SUCCESS) {
         const char *lnames[MPITOPO_MAX_LEVELS];
@@ -854,7 +855,9 @@ int mpitopo__slurm_machine(const mpitopo__slurm_t *t, int nhosts, const char *co
                 for (int l = 0; l < nin; l++)
                     mpitopo_machine_unit_of(in, l, leaf, &p[nabove + 1 + l]);
             }
-        rc = mpitopo_machine_from_paths(nlevels, lnames, costs, n * nleaves, paths, machine, NULL);
+        rc = mpitopo_machine_from_paths(nlevels, lnames, costs, n * nleaves, paths, machine, leaf_of);
+        for (int i = 0; rc == MPITOPO_SUCCESS && node_of_host && i < n; i++)
+            mpitopo_machine_unit_of(*machine, nabove, leaf_of[(size_t)i * nleaves], &node_of_host[i]);
     }
     mpitopo_machine_destroy(&in);
     mpitopo__free(depth);
@@ -862,6 +865,7 @@ int mpitopo__slurm_machine(const mpitopo__slurm_t *t, int nhosts, const char *co
     mpitopo__free(speeds);
     mpitopo__free(above);
     mpitopo__free(paths);
+    mpitopo__free(leaf_of);
     mpitopo__free(seen);
     return rc;
 }

@@ -72,9 +72,12 @@ int mpitopo__slurm_levels(int n, const int *depth, const int64_t *labels, const 
  * "node", then the levels of inner (a machine description without a
  * "node" level: "core:4", "socket:2 core:8"), costs by default counting
  * from the bottom, those above the node multiplied by their factor.
+ * Nodes follow the tree: the hosts of one switch together, in the given
+ * order among them; node_of_host (NULL, or n ints) receives the node of
+ * every host.
  */
 int mpitopo__slurm_machine(const mpitopo__slurm_t *t, int nhosts, const char *const *hosts,
-                           const char *inner, mpitopo_machine_t **machine);
+                           const char *inner, mpitopo_machine_t **machine, int *node_of_host);
 
 /* SLURM_TOPOLOGY_ADDR ("s0.s3.node12") with its pattern
  * ("switch.switch.node"): the switches' labels (64-bit hashes of their

@@ -97,7 +97,7 @@ static void test_tree(void **state)
      * Costs count 4, 3, 2, 1 from the top; switch2 x 400/200 (s1's link
      * is half as fast as the leaves'). */
     mpitopo_machine_t *m = NULL;
-    OK(mpitopo__slurm_machine(t, 0, NULL, "core:2", &m));
+    OK(mpitopo__slurm_machine(t, 0, NULL, "core:2", &m, NULL));
     int nlevels, nleaves, n;
     double c;
     OK(mpitopo_machine_nlevels(m, &nlevels));
@@ -120,23 +120,25 @@ static void test_tree(void **state)
 
     /* Restricted to three hosts, in launch order (nodes follow the tree). */
     const char *hosts[] = {"big009", "node04", "node01.cluster"};
-    OK(mpitopo__slurm_machine(t, 3, hosts, "", &m));
+    int node_of[3];
+    OK(mpitopo__slurm_machine(t, 3, hosts, "", &m, node_of));
+    assert_true(node_of[0] == 2 && node_of[1] == 1 && node_of[2] == 0);
     char desc[128];
     OK(mpitopo_machine_describe(m, desc, sizeof desc));
     assert_string_equal(desc, "switch2:2@6 switch:[1..2]@2 node:1@1 (3 leaves)");
     mpitopo_machine_destroy(&m);
     const char *unknown[] = {"node01", "node99"};
-    FAILS(mpitopo__slurm_machine(t, 2, unknown, "core:2", &m), MPITOPO_ERR_NOT_FOUND, "node99");
+    FAILS(mpitopo__slurm_machine(t, 2, unknown, "core:2", &m, NULL), MPITOPO_ERR_NOT_FOUND, "node99");
     const char *twice[] = {"node01", "node01"};
-    FAILS(mpitopo__slurm_machine(t, 2, twice, "core:2", &m), MPITOPO_ERR_ARG, "twice");
-    FAILS(mpitopo__slurm_machine(t, 0, NULL, "node:2 core:2", &m), MPITOPO_ERR_PARSE, "node");
+    FAILS(mpitopo__slurm_machine(t, 2, twice, "core:2", &m, NULL), MPITOPO_ERR_ARG, "twice");
+    FAILS(mpitopo__slurm_machine(t, 0, NULL, "node:2 core:2", &m, NULL), MPITOPO_ERR_PARSE, "node");
     assert_null(m);
     mpitopo__slurm_free(&t);
     assert_null(t);
 
     /* 4 leaf switches over 16 nodes: one level of 4 switches, equal links. */
     OK(mpitopo__slurm_read(DATA "leaf4x16/topology.conf", "test", &t));
-    OK(mpitopo__slurm_machine(t, 0, NULL, "core:4", &m));
+    OK(mpitopo__slurm_machine(t, 0, NULL, "core:4", &m, NULL));
     OK(mpitopo_machine_describe(m, desc, sizeof desc));
     assert_string_equal(desc, "switch:4 node:4 core:4");
     mpitopo_machine_destroy(&m);
@@ -151,7 +153,7 @@ static void test_block(void **state)
     assert_string_equal(mpitopo__slurm_kind(t), "block");
     assert_int_equal(mpitopo__slurm_nhosts(t), 15);
     mpitopo_machine_t *m = NULL;
-    OK(mpitopo__slurm_machine(t, 0, NULL, "core:1", &m));
+    OK(mpitopo__slurm_machine(t, 0, NULL, "core:1", &m, NULL));
     char desc[128];
     OK(mpitopo_machine_describe(m, desc, sizeof desc));
     assert_string_equal(desc, "block2:2 block:2 node:[3..4] core:1 (15 leaves)");
@@ -267,7 +269,7 @@ static int run_read(void *ctx)
     mpitopo_machine_t *m = NULL;
     int rc = mpitopo__slurm_read(DATA "tree.conf", "test", &t);
     if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo__slurm_machine(t, 0, NULL, "socket:2 core:2", &m);
+        rc = mpitopo__slurm_machine(t, 0, NULL, "socket:2 core:2", &m, NULL);
     mpitopo_machine_destroy(&m);
     mpitopo__slurm_free(&t);
     return rc;
