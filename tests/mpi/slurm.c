@@ -193,6 +193,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return status;
     }
+    /* Inside a real Slurm job, the task's own address describes the real
+     * host, not the emulated nodes: only the addr modes set one, below. */
+    unsetenv("SLURM_TOPOLOGY_ADDR");
     if (!strcmp(mode, "conf")) {
         snprintf(path, sizeof path, SLURM_DATA "%s/slurm.conf", mt_getenv("MT_SLURM_DIR"));
         setenv("SLURM_CONF", path, 1);
