@@ -469,10 +469,23 @@ static int load_network(const char *desc, mpitopo_machine_t **machine)
     return 0;
 }
 
-static int load_inputs(const common_args_t *a, mpitopo_machine_t **machine, mpitopo_pattern_t **pattern)
+/* tools/slurm_machine.c: "slurm:FILE INNER" machines (issue 32). */
+int mpitopo__cli_slurm_machine(const char *desc, const char *hosts, mpitopo_machine_t **machine,
+                               char **node_hosts);
+static char *slurm_node_hosts; /* the hosts of a slurm: machine, in node order */
+
+static int load_inputs(common_args_t *a, mpitopo_machine_t **machine, mpitopo_pattern_t **pattern)
 {
     int rc;
-    if (a->node_topology)
+    if (!strncmp(a->machine, "slurm:", 6)) {
+        if (a->node_topology)
+            return usage_error("--node-topology '%s': not with a slurm: machine (give the levels inside a node "
+                               "after the file)", a->node_topology);
+        if (mpitopo__cli_slurm_machine(a->machine, a->hosts, machine, &slurm_node_hosts))
+            return 1;
+        a->hosts = slurm_node_hosts; /* --hosts of the mapping files, now in node order */
+        rc = MPITOPO_SUCCESS;
+    } else if (a->node_topology)
         rc = mpitopo_machine_from_hwloc(a->machine, strcmp(a->node_topology, "this") ? a->node_topology : NULL,
                                         machine);
     else

@@ -20,7 +20,9 @@ static const char *help =
     "Run under the MPI launcher (mpirun -n 16 mpitopo-job) to see the machine the\n"
     "job runs on as mpitopo discovers it: the nodes (real, or emulated with\n"
     "MPITOPO_EMULATE), how many ranks each holds, the levels inside and above a\n"
-    "node, and which ranks the launcher put on every node. Rank 0 then prints\n"
+    "node and where those above it come from (MPITOPO_NETWORK, emulation, or in\n"
+    "a Slurm job Slurm's switches), and which ranks the launcher put on every\n"
+    "node. Rank 0 then prints\n"
     "what this placement costs a periodic halo exchange on an NDIMS-dimensional\n"
     "grid of the job's size (dimensions from MPI_Dims_create, ranks as\n"
     "MPI_Cart_create keeps them): distinct off-node and on-node partners per\n"
@@ -45,6 +47,12 @@ static const char *help =
     "                        laid on the emulated leaves\n"
     "  MPITOPO_NETWORK       network levels above the nodes, e.g. \"switch:8\"\n"
     "                        (nodes grouped 8 by 8)\n"
+    "  MPITOPO_SLURM         off: in a Slurm job, no levels above the nodes\n"
+    "                        from Slurm's topology (default: from the tasks'\n"
+    "                        SLURM_TOPOLOGY_ADDR, else topology.conf)\n"
+    "  MPITOPO_SLURM_TOPOLOGY\n"
+    "                        the topology.conf to read (default: beside\n"
+    "                        SLURM_CONF, else /etc/slurm/topology.conf)\n"
     "  MPITOPO_VERBOSE       1: warnings; 2: details of the node discovery from\n"
     "                        every process\n"
     "\n"
@@ -167,11 +175,16 @@ int main(int argc, char **argv)
         status = report("mpitopo_comm_nodeinfo", rc);
     else if ((rc = mpitopo_comm_machine(MPI_COMM_WORLD, &m, leaf_of_rank)) != MPITOPO_SUCCESS)
         status = report("mpitopo_comm_machine", rc);
+    /* Collective: every rank asks (the machine is cached on the first call). */
+    char above[320] = "";
+    if (!status && (rc = mpitopo_comm_machine_source(MPI_COMM_WORLD, above, sizeof above)) != MPITOPO_SUCCESS)
+        status = report("mpitopo_comm_machine_source", rc);
     if (!status && rank == 0) {
         char desc[256];
         mpitopo_machine_describe(m, desc, sizeof desc);
         printf("%d ranks on %d %s nodes (%d to %d ranks per node); machine %s\n", size, info->nnodes,
                info->emulated ? "emulated" : "real", info->min_local_size, info->max_local_size, desc);
+        printf("levels above the nodes: %s\n", above);
         print_nodes(m, leaf_of_rank, size);
         status = evaluate(m, leaf_of_rank, size, ndims);
     }

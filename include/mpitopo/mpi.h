@@ -81,7 +81,10 @@ MPITOPO_API int mpitopo_comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **
  *    nodes 0-7 of comm on switch 0, 8-15 on switch 1, ...; "group:4 switch:8"
  *    also puts 4 switches in a group. The number of top-level units follows
  *    from the number of nodes. Without MPITOPO_NETWORK, under emulation, the
- *    emulated levels above "node"; otherwise none;
+ *    emulated levels above "node"; otherwise, in a Slurm job, Slurm's
+ *    switches or blocks (SLURM_TOPOLOGY_ADDR of every task, else
+ *    topology.conf; see MPITOPO_SLURM and mpitopo_comm_machine_source());
+ *    otherwise none;
  *  - "node": the nodes of mpitopo_comm_nodeinfo();
  *  - the levels inside a node: under emulation, those of the emulated
  *    description below "node"; otherwise "socket" and "core" (hwloc package
@@ -147,6 +150,28 @@ MPITOPO_API int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine,
  */
 MPITOPO_API int mpitopo_comm_network(MPI_Comm comm, const mpitopo_network_t **network,
                                      int *end_node);
+
+/**
+ * @brief Where the levels above the nodes of a communicator's machine came
+ * from.
+ *
+ * One line, the same on every process: "MPITOPO_NETWORK" or
+ * "info mpitopo_network" (a network or levels given by the user),
+ * "MPITOPO_EMULATE" (emulated levels above "node"), "Slurm
+ * (SLURM_TOPOLOGY_ADDR)" or "Slurm (FILE)" (a Slurm job's switches or
+ * blocks; see MPITOPO_SLURM), or "none ..." saying why there are none.
+ * @param[in] comm the communicator
+ * @param[out] source at least size chars: the line, NUL-terminated (cut
+ *             at size - 1)
+ * @param[in] size the size of source, >= 1
+ * @retval MPITOPO_SUCCESS on success
+ * @retval MPITOPO_ERR_ARG source NULL or size < 1
+ * @retval MPITOPO_ERR_* those of mpitopo_comm_machine()
+ * @mpierr
+ * @collective{comm} On the first call for comm and its duplicates (it
+ * builds the machine of mpitopo_comm_machine() and caches it); local after.
+ */
+MPITOPO_API int mpitopo_comm_machine_source(MPI_Comm comm, char *source, int size);
 
 /**
  * @brief The emulated machine, and the leaf of a world rank on it.

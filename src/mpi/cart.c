@@ -241,9 +241,9 @@ static void report(const cart_request_t *r, const mpitopo_nodeinfo_t *ni, const 
         snprintf(nodes, sizeof nodes, "%d nodes x %d", ni->nnodes, ni->min_local_size);
     else
         snprintf(nodes, sizeof nodes, "%d nodes x %d..%d", ni->nnodes, ni->min_local_size, ni->max_local_size);
-    mpitopo__log(1, "cart %s on %s: off-node partners avg %.2f -> %.2f%s", grid, nodes,
-                 before.offnode_partners.avg, after.offnode_partners.avg,
-                 kept ? " (original order kept: no gain)" : "");
+    mpitopo__log(1, "cart %s on %s: off-node partners avg %.2f -> %.2f%s; above the nodes: %s",
+                 grid, nodes, before.offnode_partners.avg, after.offnode_partners.avg,
+                 kept ? " (original order kept: no gain)" : "", mpitopo__nodeinfo_above(ni));
 }
 
 /*

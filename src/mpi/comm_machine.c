@@ -198,6 +198,7 @@ void mpitopo__comm_machine_finalize(void)
     }
     nnetworks = 0;
     pthread_mutex_unlock(&cm_lock);
+    mpitopo__slurm_finalize();
 }
 
 /*
@@ -212,8 +213,11 @@ typedef struct layout {
     const mpitopo_network_t *network; /* NULL without one */
     uint32_t spec_hash;               /* of the network's description */
     int width;                        /* of a record's path part */
-    int stride;                       /* of a record: width, + 2 end nodes with a network */
-    int rec[MPITOPO_MAX_LEVELS + 3];
+    int stride;                       /* of a record: width, + 2 end nodes with a network,
+                                         + MPITOPO__SLURM_REC at the end from Slurm */
+    int slurm;                        /* the levels above the nodes may come from Slurm */
+    const char *above;                /* where they come from, unless from Slurm */
+    int rec[MPITOPO_MAX_LEVELS + 3 + MPITOPO__SLURM_REC];
 } layout_t;
 
 /* The end node whose name's first word is this host's name, or -1: the
@@ -255,6 +259,7 @@ static int comm_network(MPI_Comm comm, layout_t *L)
     if (!spec)
         return MPITOPO_SUCCESS;
     L->spec_hash = mpitopo__hash(2166136261u, spec, strlen(spec)) | 1u;
+    L->above = source;
     pthread_mutex_lock(&cm_lock);
     int rc = network_of(spec, source, &L->network);
     pthread_mutex_unlock(&cm_lock);
@@ -279,10 +284,20 @@ static int local_layout(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, layout_t *L
         L->ninner = 2;
     }
     /* MPITOPO_NETWORK, when set, replaces the emulated levels above the node;
-     * a network's groups go above them after the allgather. */
+     * a network's groups go above them after the allgather. With none of
+     * these, a Slurm job's levels may (slurm_machine.c); the hash makes
+     * processes that disagree on trying fail together. */
     L->nabove = L->network ? 0 : net.nlevels ? net.nlevels : L->emu ? emu_node : 0;
+    if (!L->network && net.nlevels)
+        L->above = "MPITOPO_NETWORK";
+    else if (!L->network && L->nabove)
+        L->above = "MPITOPO_EMULATE";
+    else if (!L->network && (rc = mpitopo__slurm_wanted(&L->slurm)) != MPITOPO_SUCCESS)
+        return rc;
+    if (L->slurm)
+        L->spec_hash = mpitopo__hash(2166136261u, "slurm", 5) | 1u;
     L->width = L->nabove + 1 + L->ninner + 1;
-    L->stride = L->width + (L->network ? 2 : 0);
+    L->stride = L->width + (L->network ? 2 : 0) + (L->slurm ? MPITOPO__SLURM_REC : 0);
     if (L->width - 1 > MPITOPO_MAX_LEVELS)
         return MPITOPO_FAIL(MPITOPO_ERR_RANGE, "%d network + 1 node + %d inner levels exceed %d",
                             L->nabove, L->ninner, MPITOPO_MAX_LEVELS);
@@ -318,6 +333,12 @@ static int local_layout(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, layout_t *L
             return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, "mpitopo_comm_machine",
                                    "node %d of comm has no end node: the network has %d", order,
                                    n);
+    }
+    if (L->slurm) {
+        int emulated = -1;
+        if (L->emu)
+            mpitopo_machine_unit_of(L->emu, emu_node, leaf, &emulated);
+        return mpitopo__slurm_record(emulated, L->rec + L->stride - MPITOPO__SLURM_REC);
     }
     return MPITOPO_SUCCESS;
 }
@@ -357,10 +378,15 @@ static int shared_cores(const layout_t *L, int size, int nnodes, const int *all,
 
 /* Turn the gathered records into paths and level names, and build. */
 static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int all_bound,
-                 const int *all, mpitopo_machine_t **machine, int *leaf_of_rank)
+                 const int *all, const mpitopo__slurm_levels_t *S, mpitopo_machine_t **machine,
+                 int *leaf_of_rank)
 {
-    int ninner = L->emu ? L->ninner : all_bound ? 2 : 1;
-    int nlevels = L->nabove + 1 + ninner, node_level = -1, rc;
+    int ninner = L->emu ? L->ninner : all_bound ? 2 : 1, ns = S->n;
+    int nlevels = ns + L->nabove + 1 + ninner, node_level = -1, rc;
+    if (nlevels > MPITOPO_MAX_LEVELS)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_RANGE, "mpitopo_comm_machine",
+                               "%d levels from Slurm + 1 node + %d inner levels exceed %d", ns,
+                               ninner, MPITOPO_MAX_LEVELS);
     const char *names[MPITOPO_MAX_LEVELS];
     double costs[MPITOPO_MAX_LEVELS];
     int *paths = mpitopo__malloc_array((size_t)size * (size_t)nlevels, sizeof *paths);
@@ -371,19 +397,28 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
     }
     if (L->emu)
         mpitopo_machine_node_level(L->emu, &node_level);
-    for (int l = 0; l < nlevels; l++) {
-        int el = l < L->nabove ? l : node_level + 1 + (l - L->nabove - 1); /* emulated level */
-        if (l < L->nabove && net.nlevels && !L->network)
-            names[l] = net.name[l];
-        else if (l == L->nabove)
-            names[l] = "node";
-        else if (L->emu)
-            mpitopo_machine_level(L->emu, el, &names[l], &costs[l], NULL, NULL, NULL);
-        else
-            names[l] = l == nlevels - 1 ? "core" : "socket";
+    for (int l = 0; l < ns; l++) {
+        names[l] = S->names[l];
+        costs[l] = (double)(nlevels - l) * S->factor[l];
     }
-    /* Costs of the emulated machine when its levels are exactly ours. */
-    int emu_costs = L->emu && !net.nlevels && !L->network;
+    for (int l = 0; l < nlevels - ns; l++) {
+        int el = l < L->nabove ? l : node_level + 1 + (l - L->nabove - 1); /* emulated level */
+        costs[ns + l] = (double)(nlevels - ns - l);
+        const char **name = &names[ns + l];
+        if (l < L->nabove && net.nlevels && !L->network)
+            *name = net.name[l];
+        else if (l == L->nabove)
+            *name = "node";
+        else if (L->emu)
+            mpitopo_machine_level(L->emu, el, name, NULL, NULL, NULL, NULL);
+        else
+            *name = l == nlevels - ns - 1 ? "core" : "socket";
+    }
+    /* Costs of the emulated machine when its levels are exactly ours;
+     * Slurm's when they are not all 1 (its links are not equal). */
+    int emu_costs = L->emu && !net.nlevels && !L->network && !ns, slurm_costs = 0;
+    for (int l = 0; l < ns; l++)
+        slurm_costs |= S->factor[l] != 1.0;
     for (int l = 0; emu_costs && l < nlevels; l++)
         mpitopo_machine_level(L->emu, l, NULL, &costs[l], NULL, NULL, NULL);
     if (!L->emu && all_bound && (rc = shared_cores(L, size, ni->nnodes, all, shared)) != 0)
@@ -391,6 +426,9 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
     for (int i = 0; i < size; i++) {
         const int *r = all + (size_t)i * L->stride;
         int *p = paths + (size_t)i * nlevels, local_rank = r[L->width - 1];
+        if (ns)
+            memcpy(p, S->labels + (size_t)i * MPITOPO__SLURM_MAX_DEPTH, (size_t)ns * sizeof *p);
+        p += ns;
         memcpy(p, r, (size_t)(L->nabove + 1 + (L->emu ? ninner : 0)) * sizeof *p);
         if (!L->emu && all_bound) {
             p[L->nabove + 1] = r[L->nabove + 1];
@@ -399,8 +437,8 @@ static int build(const layout_t *L, const mpitopo_nodeinfo_t *ni, int size, int 
             p[L->nabove + 1] = local_rank;
         }
     }
-    rc = mpitopo_machine_from_paths(nlevels, names, emu_costs ? costs : NULL, size, paths, machine,
-                                    leaf_of_rank);
+    rc = mpitopo_machine_from_paths(nlevels, names, emu_costs || slurm_costs ? costs : NULL, size,
+                                    paths, machine, leaf_of_rank);
 cleanup:
     mpitopo__free(paths);
     mpitopo__free(shared);
@@ -493,7 +531,8 @@ cleanup:
  * is not NULL) an array of the end node of every node, owned by the caller.
  */
 static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_machine_t **machine,
-                         int **leaf_of_rank, const mpitopo_network_t **network, int **end_node)
+                         int **leaf_of_rank, const mpitopo_network_t **network, int **end_node,
+                         char *above, size_t above_size)
 {
     int rank, size, rc;
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
@@ -526,12 +565,19 @@ static int build_machine(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, mpitopo_ma
                           -v[3], v[2], -v[5], v[4]);
     else if (rc == MPI_SUCCESS && v[7] != -v[8])
         rc = MPITOPO_FAIL_AS(MPITOPO_ERR_MISMATCH, "mpitopo_comm_machine",
-                             "processes of comm disagree on the network: are MPITOPO_NETWORK "
-                             "and the info key mpitopo_network the same everywhere?");
+                             "processes of comm disagree on the network: are MPITOPO_NETWORK, "
+                             "the info key mpitopo_network, SLURM_JOB_ID and MPITOPO_SLURM the "
+                             "same everywhere?");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather(L.rec, L.stride, MPI_INT, all, L.stride, MPI_INT, comm);
+    mpitopo__slurm_levels_t S = {0};
+    if (rc == MPI_SUCCESS && L.slurm)
+        rc = mpitopo__slurm_gathered(size, all + L.stride - MPITOPO__SLURM_REC, L.stride, &S);
     if (rc == MPI_SUCCESS)
-        rc = build(&L, ni, size, !v[6], all, machine, *leaf_of_rank);
+        rc = build(&L, ni, size, !v[6], all, &S, machine, *leaf_of_rank);
+    if (rc == MPI_SUCCESS && above)
+        snprintf(above, above_size, "%s", L.slurm ? S.source : L.above ? L.above : "none");
+    mpitopo__slurm_levels_free(&S);
     int *ends = NULL;
     if (rc == MPI_SUCCESS && L.network)
         rc = add_network(&L, ni, size, all, machine, *leaf_of_rank, &ends);
@@ -556,7 +602,7 @@ static int comm_machine_impl(MPI_Comm comm, mpitopo_machine_t **machine, int *le
     int rc = mpitopo__comm_nodeinfo(comm, &ni);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    return build_machine(comm, ni, machine, &leaf_of_rank, NULL, NULL);
+    return build_machine(comm, ni, machine, &leaf_of_rank, NULL, NULL, NULL, 0);
 }
 
 int mpitopo_comm_machine(MPI_Comm comm, mpitopo_machine_t **machine, int *leaf_of_rank)
@@ -580,10 +626,13 @@ int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
     mpitopo_machine_t *m = NULL;
     int *leaves = NULL, *ends = NULL;
     const mpitopo_network_t *network = NULL;
-    if ((rc = build_machine(comm, *info, &m, &leaves, &network, &ends)) != MPITOPO_SUCCESS) {
+    char above[320];
+    if ((rc = build_machine(comm, *info, &m, &leaves, &network, &ends, above, sizeof above)) !=
+        MPITOPO_SUCCESS) {
         mpitopo__free(leaves);
         return rc;
     }
+    mpitopo__nodeinfo_set_above(*info, above);
     mpitopo__nodeinfo_set_machine(*info, m, leaves, network, ends);
     mpitopo__nodeinfo_machine(*info, machine, leaf_of_rank);
     return MPITOPO_SUCCESS;
@@ -616,4 +665,24 @@ static int comm_network_impl(MPI_Comm comm, const mpitopo_network_t **network, i
 int mpitopo_comm_network(MPI_Comm comm, const mpitopo_network_t **network, int *end_node)
 {
     return mpitopo__mpi_result(__func__, comm_network_impl(comm, network, end_node));
+}
+
+static int comm_machine_source_impl(MPI_Comm comm, char *source, int size)
+{
+    if (!source || size < 1)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_machine_source",
+                               source ? "size = %d must be >= 1" : "source = NULL (size %d)", size);
+    source[0] = '\0';
+    const mpitopo_nodeinfo_t *ni;
+    const mpitopo_machine_t *m;
+    const int *leaf_of_rank;
+    int rc = mpitopo__comm_machine_cached(comm, &ni, &m, &leaf_of_rank);
+    if (rc == MPITOPO_SUCCESS)
+        snprintf(source, (size_t)size, "%s", mpitopo__nodeinfo_above(ni));
+    return rc;
+}
+
+int mpitopo_comm_machine_source(MPI_Comm comm, char *source, int size)
+{
+    return mpitopo__mpi_result(__func__, comm_machine_source_impl(comm, source, size));
 }

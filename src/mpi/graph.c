@@ -192,10 +192,12 @@ static void report(const graph_request_t *r, const mpitopo_nodeinfo_t *ni, const
     int nl = m->node_level;
     char network[256];
     mpitopo__network_report(ni, m, pattern, launch, mapped, network, sizeof network);
-    mpitopo__log(1, "%s %d ranks, %lld edges on %s (%s, %s): off-node weight %.6g -> %.6g, cost %.3g -> %.3g%s%s",
+    mpitopo__log(1, "%s %d ranks, %lld edges on %s (%s, %s): off-node weight %.6g -> %.6g, cost %.3g -> %.3g%s%s; "
+                    "above the nodes: %s",
                  r->kind, r->nroles, (long long)nedges, nodes, mpitopo__graph_mapper(ni, &r->opt),
                  mpitopo_weight_name(w), before.levels[nl].weight_crossing, after.levels[nl].weight_crossing,
-                 before.cost, after.cost, network, kept ? " (original order kept: no gain)" : "");
+                 before.cost, after.cost, network, kept ? " (original order kept: no gain)" : "",
+                 mpitopo__nodeinfo_above(ni));
 }
 
 /* The machine of comm, on every process before anything can fail locally

@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 #include <mpitopo/mpi.h>
+#include "network/slurm.h"
 
 /*
  * Make sure the library's MPI state is released at MPI_Finalize: the first
@@ -88,6 +89,34 @@ void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machi
 void mpitopo__nodeinfo_network(const mpitopo_nodeinfo_t *info, const mpitopo_network_t **network,
                                const int **end_node);
 
+
+/* The levels above the nodes from Slurm (slurm_machine.c, issue 32).
+ * mpitopo__slurm_wanted: whether a Slurm job asks for them (SLURM_JOB_ID
+ * set, MPITOPO_SLURM not off); a bad MPITOPO_SLURM is an error.
+ * mpitopo__slurm_record: this process's block of MPITOPO__SLURM_REC ints
+ * for the machine's allgather (emulated_node: its emulated node, -1 on
+ * real nodes). mpitopo__slurm_gathered: from every process's block
+ * (all[i * stride]), the same levels or the same error on every process;
+ * S->n = 0 when Slurm gives none; S->source says where they came from. */
+#define MPITOPO__SLURM_REC (4 + 2 * MPITOPO__SLURM_MAX_DEPTH)
+typedef struct mpitopo__slurm_levels {
+    int n;       /* levels above the node */
+    int *labels; /* size * MPITOPO__SLURM_MAX_DEPTH: labels of process i's levels */
+    char names[MPITOPO__SLURM_MAX_DEPTH][MPITOPO_MAX_NAME];
+    double factor[MPITOPO__SLURM_MAX_DEPTH];
+    char source[300];
+} mpitopo__slurm_levels_t;
+int mpitopo__slurm_wanted(int *on);
+int mpitopo__slurm_record(int emulated_node, int *rec);
+int mpitopo__slurm_gathered(int size, const int *all, int stride, mpitopo__slurm_levels_t *S);
+void mpitopo__slurm_levels_free(mpitopo__slurm_levels_t *S);
+void mpitopo__slurm_finalize(void);
+
+/* Where the levels above the nodes of comm's cached machine came from
+ * ("MPITOPO_NETWORK", "Slurm (/etc/slurm/topology.conf)", ...), set once
+ * with the machine; "" before. */
+void mpitopo__nodeinfo_set_above(const mpitopo_nodeinfo_t *info, const char *source);
+const char *mpitopo__nodeinfo_above(const mpitopo_nodeinfo_t *info);
 
 /* Whether collective arguments are compared across processes
  * (MPITOPO_CHECK_ARGS, read once; default on without NDEBUG). */

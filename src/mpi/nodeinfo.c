@@ -16,6 +16,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <pthread.h>
 
@@ -26,6 +27,7 @@ typedef struct nodeinfo_entry {
     int *leaf_of_rank;
     const mpitopo_network_t *network;       /* the session's; NULL without one */
     int *end_node;                          /* of every node unit of machine, with a network */
+    char above[320];                        /* where the levels above the nodes came from */
 } nodeinfo_entry_t;
 
 typedef struct attachment {
@@ -390,4 +392,19 @@ void mpitopo__nodeinfo_set_machine(const mpitopo_nodeinfo_t *info, mpitopo_machi
         mpitopo__free(leaf_of_rank);
         mpitopo__free(end_node);
     }
+}
+
+void mpitopo__nodeinfo_set_above(const mpitopo_nodeinfo_t *info, const char *source)
+{
+    nodeinfo_entry_t *e = entry_of(info);
+    pthread_mutex_lock(&cache_lock);
+    if (!e->above[0])
+        snprintf(e->above, sizeof e->above, "%s", source);
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* Set once, before the machine is visible: no lock needed to read it after. */
+const char *mpitopo__nodeinfo_above(const mpitopo_nodeinfo_t *info)
+{
+    return entry_of(info)->above;
 }

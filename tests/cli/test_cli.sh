@@ -543,5 +543,28 @@ expect_error coll-rdmh-p "p = 48: RDMH (recursive doubling) needs a power of two
   --pattern coll:allgather-bruck:48 --mapper rdmh
 expect_error coll-rd-pattern "recursive doubling needs a power of two" "$cli" eval "${coll_m[@]}" \
   --pattern coll:allgather-rd:48 --mapper identity
+# Slurm's topology as the machine above the nodes (issue 32): 4 leaf switches over 16 nodes,
+# round-robin launch: the mappers at least halve the traffic leaving the switches (160 -> 64);
+# --hosts (a Slurm host list) restricts the file to a job's nodes, whose names the rankfile
+# then carries; errors name the file and line.
+check slurm-eval "$cli" eval --machine "slurm:$data/slurm/leaf4x16/topology.conf core:4" --pattern cart:8x8 \
+  --placement rr --mapper identity,cart,tree
+expect_in slurm-eval "machine:   switch:4 node:4 core:4 (64 leaves)"
+expect_in slurm-eval "  weight crossing switch                              160                     64                     64"
+check slurm-tree "$cli" eval --machine "slurm:$data/slurm/tree.conf,socket:2,core:2" --pattern cart:40 --mapper identity
+expect_in slurm-tree "machine:   switch2:2@10 switch:[1..2]@4 node:[3..4]@3 socket:2@2 core:2@1"
+check slurm-hosts "$cli" map --machine "slurm:$data/slurm/tree.conf core:2" --hosts "big009,node[01-02],gpu7" \
+  --pattern cart:8 --format openmpi-rankfile
+expect_in slurm-hosts "rank 0=node01 slot=0"
+expect_in slurm-hosts "=big009 slot=1"
+expect_error slurm-host-unknown "host 1, node99, is not a node of the file" \
+  "$cli" eval --machine "slurm:$data/slurm/tree.conf core:2" --hosts "node01,node99" --pattern cart:4
+expect_error slurm-loop "loop.conf:3: switches form a loop through switch s1" \
+  "$cli" eval --machine "slurm:$data/slurm/loop.conf core:2" --pattern cart:4
+expect_error slurm-hostlist "--hosts 'node[1-': '[' at column 5 without its ']'" \
+  "$cli" eval --machine "slurm:$data/slurm/tree.conf core:2" --hosts "node[1-" --pattern cart:4
+expect_error slurm-node-topology "not with a slurm: machine" \
+  "$cli" eval --machine "slurm:$data/slurm/tree.conf" --node-topology this --pattern cart:4
+
 if [ "$failures" -ne 0 ]; then echo "FAIL cli: $failures check(s) failed"; exit 1; fi
 echo "PASS cli"
