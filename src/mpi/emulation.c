@@ -69,6 +69,57 @@ static int load_machine(void)
     return MPITOPO_SUCCESS;
 }
 
+/* MPITOPO_EMULATE_PLACEMENT=file:PATH (what `mpitopo run` applies under
+ * emulation): the leaf of every world rank, one integer per rank in rank
+ * order, separated by white space, `#` to the end of a line a comment.
+ * Exactly world_size distinct leaves of the machine. */
+static int read_placement_file(const char *path, int world_size, int nleaves, int *leaves)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return MPITOPO_FAIL_MSG(MPITOPO_ERR_ARG, "cannot open %s", path);
+    int *seen = mpitopo__calloc((size_t)nleaves, sizeof *seen);
+    if (!seen) {
+        fclose(f);
+        return MPITOPO_NOMEM("the placement file");
+    }
+    int n = 0, line = 1, rc = MPITOPO_SUCCESS, c;
+    while (rc == MPITOPO_SUCCESS && (c = fgetc(f)) != EOF) {
+        if (c == '\n') {
+            line++;
+        } else if (c == '#') {
+            while ((c = fgetc(f)) != EOF && c != '\n')
+                ;
+            line++;
+        } else if (c >= '0' && c <= '9') {
+            long v = c - '0';
+            while ((c = fgetc(f)) != EOF && c >= '0' && c <= '9')
+                v = v < 100000000 ? 10 * v + (c - '0') : v;
+            if (c == '\n')
+                line++;
+            else if (c != EOF && c != ' ' && c != '\t' && c != '\r')
+                rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_PARSE, "%s:%d: '%c' after a leaf number", path, line, c);
+            else if (v >= nleaves)
+                rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_RANGE, "%s:%d: leaf %ld, the machine has %d", path, line, v,
+                                      nleaves);
+            else if (seen[v]++)
+                rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_ARG, "%s:%d: leaf %ld given twice", path, line, v);
+            else if (n >= world_size)
+                rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_ARG, "%s:%d: more leaves than the %d processes", path, line,
+                                      world_size);
+            else
+                leaves[n++] = (int)v;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_PARSE, "%s:%d: '%c' is not a leaf number", path, line, c);
+        }
+    }
+    if (rc == MPITOPO_SUCCESS && n != world_size)
+        rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_ARG, "%s gives %d leaves for %d processes", path, n, world_size);
+    fclose(f);
+    mpitopo__free(seen);
+    return rc;
+}
+
 /* Place world_size ranks on the emulated machine (once per world size). */
 static int place(int world_size)
 {
@@ -83,7 +134,9 @@ static int place(int world_size)
     int *leaves = mpitopo__malloc_array((size_t)world_size, sizeof *leaves);
     if (!leaves)
         return MPITOPO_NOMEM("the emulated placement"); /* not kept: may succeed later */
-    int rc = mpitopo_placement(emu.machine, world_size, emu.placement, leaves);
+    int rc = strncmp(emu.placement, "file:", 5) == 0
+                 ? read_placement_file(emu.placement + 5, world_size, nleaves, leaves)
+                 : mpitopo_placement(emu.machine, world_size, emu.placement, leaves);
     if (rc != MPITOPO_SUCCESS) {
         mpitopo__free(leaves);
         return emu_error(rc, "MPITOPO_EMULATE_PLACEMENT = \"%s\": %s", emu.placement);

@@ -611,6 +611,8 @@ int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[], const 
         return rc;
     }
     int rc = mpitopo_cart_create(comm, ndims, dims, periods, reorder, newcomm);
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo__shim_watch(func, comm, *newcomm);
     return shim_result(func, comm, rc, cart_error_class(rc, ndims, dims));
 }
 
@@ -695,6 +697,8 @@ int mpitopo__shim_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const 
     }
     int rc = mpitopo_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
                                                 destinations, destweights, info, reorder, newcomm);
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo__shim_watch(func, comm, *newcomm);
     return shim_result(func, comm, rc, graph_error_class(rc));
 }
 
@@ -714,6 +718,8 @@ int mpitopo__shim_dist_graph_create(MPI_Comm comm, int n, const int sources[], c
     }
     int rc = mpitopo_dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
                                        reorder, newcomm);
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo__shim_watch(func, comm, *newcomm);
     return shim_result(func, comm, rc, graph_error_class(rc));
 }
 
@@ -730,6 +736,8 @@ int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, const int index[], con
         return rc;
     }
     int rc = mpitopo_graph_create(comm, nnodes, index, edges, reorder, newcomm);
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo__shim_watch(func, comm, *newcomm);
     return shim_result(func, comm, rc, graph_error_class(rc));
 }
 

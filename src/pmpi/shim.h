@@ -40,6 +40,11 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, co
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[],
                                                 const int edges[], int *newrank);
 
+/* The guard of renumbering on request (shim_watch.c): watch comm, made by
+ * func from old with mpitopo's numbering; MPI_Comm_free then warns when no
+ * process communicated on it. */
+MPITOPO_SHIM_HIDDEN void mpitopo__shim_watch(const char *func, MPI_Comm old, MPI_Comm comm);
+
 /* MPI_Comm_set_info and MPI_Comm_dup_with_info: MPI's own, then
  * mpitopo_comm_set_info (mpitopo's keys survive on MPICH). */
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_comm_set_info(MPI_Comm comm, MPI_Info info);

@@ -42,6 +42,7 @@
 
 #include "core/env.h"
 #include "pmpi/shim.h"
+#include "pmpi/trace/trace.h"
 
 static atomic_long routed;
 
@@ -74,6 +75,7 @@ int mpitopo__shim_coll_enabled(void)
 int mpitopo__shim_coll_takes(int which, MPI_Comm comm, MPI_Datatype sendtype,
                              MPI_Datatype recvtype, MPI_Op op)
 {
+    mpitopo__shim_watch_used(comm);
     if (!mpitopo__shim_coll_enabled() || comm == MPI_COMM_NULL)
         return 0;
     int init = 0, fini = 0;

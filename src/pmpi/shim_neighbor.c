@@ -35,6 +35,7 @@
 
 #include "coll/nbr_ops.h"
 #include "pmpi/shim.h"
+#include "pmpi/trace/trace.h"
 
 static atomic_long routed;
 
@@ -48,6 +49,7 @@ long mpitopo_shim_neighbor_calls(void)
 /* Whether this call goes to mpitopo; counts it if so. */
 static int takes(const char *func, MPI_Comm comm)
 {
+    mpitopo__shim_watch_used(comm);
     if (!mpitopo__shim_neighbor_takes(func, comm))
         return 0;
     atomic_fetch_add(&routed, 1);
@@ -87,6 +89,40 @@ static int result(const char *func, MPI_Comm comm, int rc)
     return mpitopo__shim_neighbor_result(func, comm, rc);
 }
 
+/* What each operation sends, for the trace of mpitopo run (a call MPI
+ * refuses is counted all the same: it is rare, and the trace is a pattern). */
+static void trace_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)recvbuf, (void)recvcount, (void)recvtype;
+    mpitopo__trace_neighbors(comm, sendbuf, sendcount, NULL, sendtype, NULL);
+}
+static void trace_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)recvbuf, (void)recvcounts, (void)displs, (void)recvtype;
+    mpitopo__trace_neighbors(comm, sendbuf, sendcount, NULL, sendtype, NULL);
+}
+static void trace_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    trace_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+static void trace_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                            MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)sdispls, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtype;
+    mpitopo__trace_neighbors(comm, sendbuf, 0, sendcounts, sendtype, NULL);
+}
+static void trace_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    (void)sdispls, (void)recvbuf, (void)recvcounts, (void)rdispls, (void)recvtypes;
+    mpitopo__trace_neighbors(comm, sendbuf, 0, sendcounts, MPI_DATATYPE_NULL, sendtypes);
+}
+
 /*
  * The C bindings of the operations (coll/nbr_ops.h): for each form an
  * mpitopo__shim_ function (the Fortran bindings call it too) and the
@@ -98,6 +134,7 @@ static int result(const char *func, MPI_Comm comm, int rc)
     int mpitopo__shim_neighbor_##op(P params)                                                  \
     {                                                                                          \
         static const char func[] = "MPI_Neighbor_" #op;                                        \
+        trace_##op(P args);                                                                    \
         if (!takes(func, comm))                                                                \
             return PMPI_Neighbor_##op(P args);                                                 \
         return result(func, comm, mpitopo_neighbor_##op(P args));                              \
@@ -109,6 +146,7 @@ static int result(const char *func, MPI_Comm comm, int rc)
     int mpitopo__shim_ineighbor_##op(P params, MPI_Request *request)                           \
     {                                                                                          \
         static const char func[] = "MPI_Ineighbor_" #op;                                       \
+        trace_##op(P args);                                                                    \
         if (!takes_request(func, comm))                                                        \
             return PMPI_Ineighbor_##op(P args, request);                                       \
         mpitopo_request_t m = MPITOPO_REQUEST_NULL;                                            \

@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "pmpi/shim.h"
+#include "pmpi/trace/trace.h"
 
 enum state { IDLE, RUNNING, DONE }; /* DONE: the schedule is, the handle not yet */
 
@@ -636,6 +637,8 @@ int mpitopo__shim_waitsome(int incount, MPI_Request requests[], int *outcount, i
 
 int mpitopo__shim_request_free(MPI_Request *request)
 {
+    if (request)
+        mpitopo__trace_forget(*request); /* a persistent send the trace counts */
     shim_req_t *r = find(request);
     if (!r)
         return PMPI_Request_free(request);
@@ -662,8 +665,12 @@ int mpitopo__shim_cancel(MPI_Request *request)
 int mpitopo__shim_start(MPI_Request *request)
 {
     shim_req_t *r = find(request);
-    if (!r || !r->persistent)
-        return PMPI_Start(request);
+    if (!r || !r->persistent) {
+        int rc = PMPI_Start(request);
+        if (rc == MPI_SUCCESS)
+            mpitopo__trace_start(1, request);
+        return rc;
+    }
     int rc = mpitopo_start(&r->mreq);
     if (rc != MPITOPO_SUCCESS)
         return mpitopo__shim_neighbor_result("MPI_Start", r->comm, rc);
@@ -676,8 +683,13 @@ int mpitopo__shim_startall(int count, MPI_Request requests[])
     mixed_t m;
     if (!mixed_init(&m, count, requests))
         return no_mem("MPI_Startall");
-    if (m.nours == 0)
-        return PMPI_Startall(count, requests);
+    if (m.nours == 0) {
+        mixed_free(&m);
+        int rc = PMPI_Startall(count, requests);
+        if (rc == MPI_SUCCESS)
+            mpitopo__trace_start(count, requests);
+        return rc;
+    }
     /* Ours all start or none does (mpitopo_startall), in array order. */
     mpitopo_request_t local[MIXED_LOCAL], *ms = m.nours <= MIXED_LOCAL
                                                   ? local

@@ -99,6 +99,33 @@ static uint64_t lost;          /* messages not recorded (no memory, no world ran
 static uint64_t lost_requests; /* persistent requests not remembered (no memory) */
 static _Thread_local int fortran_depth;
 
+/* Whether to record. The tracer always records; the shim (built with
+ * MPITOPO_TRACE_IN_SHIM) when MPITOPO_TRACE_FILE or MPITOPO_RUN_RECORD is
+ * set, and otherwise only watches the communicators it renumbered
+ * (mpitopo__shim_watch_used). */
+#ifdef MPITOPO_TRACE_IN_SHIM
+static pthread_once_t on_once = PTHREAD_ONCE_INIT;
+static int on;
+
+static void read_on(void)
+{
+    const char *file = mpitopo__getenv(MPITOPO_ENV_TRACE_FILE);
+    const char *record = mpitopo__getenv(MPITOPO_ENV_RUN_RECORD);
+    on = (file && *file) || (record && *record);
+}
+
+int mpitopo__trace_on(void)
+{
+    pthread_once(&on_once, read_on);
+    return on;
+}
+#else
+int mpitopo__trace_on(void)
+{
+    return 1;
+}
+#endif
+
 void mpitopo__trace_fortran_enter(void)
 {
     fortran_depth++;
@@ -324,12 +351,53 @@ static void add_edge(int w, int gpu, uint64_t bytes, uint64_t msgs)
 void mpitopo__trace_send(const void *buf, int dest, MPI_Count count, MPI_Datatype type,
                          MPI_Comm comm)
 {
-    if (dest == MPI_PROC_NULL || fortran_depth)
+#ifdef MPITOPO_TRACE_IN_SHIM
+    mpitopo__shim_watch_used(comm);
+#endif
+    if (dest == MPI_PROC_NULL || fortran_depth || !mpitopo__trace_on())
         return;
     uint64_t bytes = message_bytes(count, type);
     pthread_mutex_lock(&lock);
     add_edge(world_rank(dest, comm), is_device(buf), bytes, 1);
     pthread_mutex_unlock(&lock);
+}
+
+void mpitopo__trace_neighbors(MPI_Comm comm, const void *buf, int count, const int *counts, MPI_Datatype type,
+                              const MPI_Datatype *types)
+{
+    if (fortran_depth || !mpitopo__trace_on() || comm == MPI_COMM_NULL)
+        return;
+    int topo = MPI_UNDEFINED, n = 0, rank, indeg = 0, weighted = 0;
+    int *out = NULL, *in = NULL, *w = NULL;
+    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return;
+    if (topo == MPI_CART) {
+        int ndims = 0;
+        PMPI_Cartdim_get(comm, &ndims);
+        out = malloc((size_t)(2 * ndims + 1) * sizeof *out);
+        for (int d = 0; out && d < ndims; d++)
+            PMPI_Cart_shift(comm, d, 1, &out[2 * d], &out[2 * d + 1]); /* -1 side, then +1 side */
+        n = out ? 2 * ndims : 0;
+    } else if (topo == MPI_GRAPH) {
+        PMPI_Graph_neighbors_count(comm, rank, &n);
+        out = malloc((size_t)(n + 1) * sizeof *out);
+        if (!out || PMPI_Graph_neighbors(comm, rank, n, out) != MPI_SUCCESS)
+            n = 0;
+    } else if (topo == MPI_DIST_GRAPH) {
+        PMPI_Dist_graph_neighbors_count(comm, &indeg, &n, &weighted);
+        out = malloc((size_t)(n + 1) * sizeof *out);
+        in = malloc((size_t)(indeg + 1) * sizeof *in);
+        w = malloc((size_t)(indeg + n + 1) * sizeof *w);
+        if (!out || !in || !w ||
+            PMPI_Dist_graph_neighbors(comm, indeg, in, weighted ? w : MPI_UNWEIGHTED, n, out,
+                                      weighted ? w + indeg : MPI_UNWEIGHTED) != MPI_SUCCESS)
+            n = 0;
+    }
+    for (int i = 0; i < n; i++)
+        mpitopo__trace_send(buf, out[i], counts ? counts[i] : count, types ? types[i] : type, comm);
+    free(out);
+    free(in);
+    free(w);
 }
 
 static uint64_t request_key(MPI_Request req)
@@ -342,7 +410,10 @@ static uint64_t request_key(MPI_Request req)
 void mpitopo__trace_init(MPI_Request req, const void *buf, int dest, MPI_Count count,
                          MPI_Datatype type, MPI_Comm comm)
 {
-    if (dest == MPI_PROC_NULL || fortran_depth)
+#ifdef MPITOPO_TRACE_IN_SHIM
+    mpitopo__shim_watch_used(comm);
+#endif
+    if (dest == MPI_PROC_NULL || fortran_depth || !mpitopo__trace_on())
         return;
     uint64_t bytes = message_bytes(count, type);
     pthread_mutex_lock(&lock);
@@ -362,7 +433,7 @@ void mpitopo__trace_init(MPI_Request req, const void *buf, int dest, MPI_Count c
 
 void mpitopo__trace_start(int n, const MPI_Request *reqs)
 {
-    if (fortran_depth)
+    if (fortran_depth || !mpitopo__trace_on())
         return;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < n; i++) {
@@ -375,7 +446,7 @@ void mpitopo__trace_start(int n, const MPI_Request *reqs)
 
 void mpitopo__trace_forget(MPI_Request req)
 {
-    if (fortran_depth)
+    if (fortran_depth || !mpitopo__trace_on())
         return;
     pthread_mutex_lock(&lock);
     mpitopo__trace_table_remove(&persistent, request_key(req));
@@ -508,8 +579,10 @@ static void write_patterns(int nprocs, const int *counts, const double *all, int
 /* Rank 0 receives O(edges) records: counts first, then one Gatherv of
  * 4-double records (so 2^31-1 edges fit the int counts). A broadcast flag
  * lets every process skip the Gatherv together when rank 0 cannot take it
- * (too many edges, a process out of memory, rank 0 out of memory). */
-static void gather_and_write(void)
+ * (too many edges, a process out of memory, rank 0 out of memory). On
+ * rank 0, when it returns 1: *counts (records per process) and *all (the
+ * records in process order), *total of them, both to free. */
+static int gather(int *counts_out[], double **all_out, int64_t *total_out)
 {
     int rank, size, n, ok = 1;
     int *counts = NULL, *displs = NULL;
@@ -540,14 +613,77 @@ static void gather_and_write(void)
         PMPI_Gatherv(mine, n, record, all, counts, displs, record, 0, MPI_COMM_WORLD);
         PMPI_Type_free(&record);
     }
-    if (rank == 0 && ok)
-        write_patterns(size, counts, all, total);
-    else if (rank == 0)
+    if (rank == 0 && !ok)
         fprintf(stderr, "mpitopo trace: cannot gather the trace (%s); no file written\n",
                 total > INT32_MAX ? "more than 2^31-1 edges" : "out of memory");
     free(mine);
-    free(counts);
     free(displs);
+    if (rank != 0 || !ok) {
+        free(counts);
+        free(all);
+        return 0;
+    }
+    *counts_out = counts;
+    *all_out = all;
+    *total_out = total;
+    return 1;
+}
+
+#ifdef MPITOPO_TRACE_IN_SHIM
+/* The whole traffic (CPU and GPU) of the gathered records as one pattern
+ * (rank 0), for the placement mpitopo run records; NULL when out of memory. */
+static mpitopo_pattern_t *all_traffic(int nprocs, const int *counts, const double *all, int64_t total)
+{
+    int *src = malloc((size_t)(total ? total : 1) * sizeof *src);
+    int *dst = malloc((size_t)(total ? total : 1) * sizeof *dst);
+    double *bytes = malloc((size_t)(total ? total : 1) * sizeof *bytes);
+    double *msgs = malloc((size_t)(total ? total : 1) * sizeof *msgs);
+    mpitopo_pattern_t *pattern = NULL;
+    if (src && dst && bytes && msgs) {
+        int64_t e = 0;
+        for (int p = 0; p < nprocs; p++)
+            for (int c = 0; c < counts[p]; c++, e++) {
+                src[e] = p;
+                dst[e] = (int)all[RECORD * e];
+                bytes[e] = all[RECORD * e + 1];
+                msgs[e] = all[RECORD * e + 2];
+            }
+        if (mpitopo_pattern_create(nprocs, total, src, dst, bytes, msgs, &pattern) != MPITOPO_SUCCESS)
+            pattern = NULL;
+    }
+    free(src);
+    free(dst);
+    free(bytes);
+    free(msgs);
+    return pattern;
+}
+#endif
+
+/* Gather on rank 0; the files (the tracer's, or the shim's when
+ * MPITOPO_TRACE_FILE is set), and in the shim the placement of mpitopo run
+ * (collective: every process takes part, rank 0 holding the traffic). */
+static void gather_and_write(void)
+{
+    int size, *counts = NULL;
+    double *all = NULL;
+    int64_t total = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    int root = gather(&counts, &all, &total);
+#ifdef MPITOPO_TRACE_IN_SHIM
+    const char *file = mpitopo__getenv(MPITOPO_ENV_TRACE_FILE);
+    if (root && file && *file)
+        write_patterns(size, counts, all, total);
+    const char *record = mpitopo__getenv(MPITOPO_ENV_RUN_RECORD);
+    if (record && *record) {
+        mpitopo_pattern_t *traffic = root ? all_traffic(size, counts, all, total) : NULL;
+        mpitopo__shim_record_placement(record, root, traffic);
+        mpitopo_pattern_destroy(&traffic);
+    }
+#else
+    if (root)
+        write_patterns(size, counts, all, total);
+#endif
+    free(counts);
     free(all);
 }
 
@@ -558,7 +694,7 @@ void mpitopo__trace_finalize(void)
     int initialized = 0, finalized = 1;
     PMPI_Initialized(&initialized);
     PMPI_Finalized(&finalized);
-    if (done || !initialized || finalized)
+    if (done || !initialized || finalized || !mpitopo__trace_on())
         return;
     done = 1;
     gather_and_write();
@@ -570,11 +706,13 @@ void mpitopo__trace_finalize(void)
     pthread_mutex_unlock(&lock);
 }
 
+#ifndef MPITOPO_TRACE_IN_SHIM /* the shim's own MPI_Finalize calls it */
 int MPI_Finalize(void)
 {
     mpitopo__trace_finalize();
     return PMPI_Finalize();
 }
+#endif
 
 /* ------------------------------------------------------------------------
  * C bindings: the PMPI call, then the record when MPI accepted it.
@@ -684,6 +822,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
                count, type, comm);
 }
 
+#ifndef MPITOPO_TRACE_IN_SHIM /* the shim's MPI_Start, MPI_Startall and MPI_Request_free call the hooks */
 int MPI_Start(MPI_Request *req)
 {
     int rc = PMPI_Start(req);
@@ -708,3 +847,4 @@ int MPI_Request_free(MPI_Request *req)
         mpitopo__trace_forget(*req);
     return PMPI_Request_free(req);
 }
+#endif

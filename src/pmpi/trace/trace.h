@@ -5,6 +5,7 @@
 #define MPITOPO_TRACE_H
 
 #include <mpi.h>
+#include <mpitopo.h>
 #include <stdint.h>
 
 #if defined(__GNUC__)
@@ -46,6 +47,11 @@ MPITOPO_TRACE_HIDDEN void mpitopo__trace_table_free(trace_table_t *t);
  * else in the CPU pattern. Called after the send was accepted by MPI. */
 MPITOPO_TRACE_HIDDEN void mpitopo__trace_send(const void *buf, int dest, MPI_Count count,
                                               MPI_Datatype type, MPI_Comm comm);
+/* A neighbourhood collective on comm (Cartesian, graph or dist-graph):
+ * one message to each out-neighbour, of count x type (counts[i] when
+ * counts, types[i] when types). */
+MPITOPO_TRACE_HIDDEN void mpitopo__trace_neighbors(MPI_Comm comm, const void *buf, int count, const int *counts,
+                                                   MPI_Datatype type, const MPI_Datatype *types);
 /* Persistent sends: remember a request after *_init, count one message per
  * start, forget it when freed. */
 MPITOPO_TRACE_HIDDEN void mpitopo__trace_init(MPI_Request req, const void *buf, int dest,
@@ -57,6 +63,20 @@ MPITOPO_TRACE_HIDDEN void mpitopo__trace_forget(MPI_Request req);
  * (collective over MPI_COMM_WORLD); does nothing after its first call or
  * outside MPI_Init .. MPI_Finalize. */
 MPITOPO_TRACE_HIDDEN void mpitopo__trace_finalize(void);
+
+/* Whether the tracer records (always in libmpitopo_trace; in the shim when
+ * MPITOPO_TRACE_FILE or MPITOPO_RUN_RECORD is set). */
+MPITOPO_TRACE_HIDDEN int mpitopo__trace_on(void);
+
+#ifdef MPITOPO_TRACE_IN_SHIM
+/* The shim's side (src/pmpi/shim_watch.c, shim_record.c): a send on comm
+ * counts as communication on it for the guard of renumbered communicators;
+ * at MPI_Finalize, the placement for mpitopo run (collective over
+ * MPI_COMM_WORLD; traffic on rank 0, root = whether this is rank 0). */
+MPITOPO_TRACE_HIDDEN void mpitopo__shim_watch_used(MPI_Comm comm);
+MPITOPO_TRACE_HIDDEN void mpitopo__shim_record_placement(const char *path, int root,
+                                                         const mpitopo_pattern_t *traffic);
+#endif
 
 /* While a Fortran binding forwards to the MPI's own Fortran entry point,
  * which may call the C MPI_* function (MPICH does), the C bindings must not

@@ -136,6 +136,7 @@ static void f_mpi_sendrecv_replace P_REPLACE
 }
 MANGLE(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, P_REPLACE, A_REPLACE)
 
+#ifndef MPITOPO_TRACE_IN_SHIM /* the shim binds these itself */
 #define P_START (F *req, F *ierr)
 #define A_START (req, ierr)
 void pmpi_start_ P_START WEAK;
@@ -171,6 +172,8 @@ static void f_mpi_request_free P_START
     FORWARD(pmpi_request_free_, A_START);
 }
 MANGLE(mpi_request_free, MPI_REQUEST_FREE, P_START, A_START)
+
+#endif
 
 /* The trace is written before the MPI's own MPI_FINALIZE runs. */
 #define P_FINALIZE (F *ierr)
