@@ -34,6 +34,8 @@ static const char *main_help =
     "  mappers               list the available mappers\n"
     "  platform              write a SimGrid platform with the links and routes\n"
     "                        of a network model, for SMPI\n"
+    "  run                   launch a program with the placement recorded from its\n"
+    "                        traffic (records it on the first run)\n"
     "  dims                  Cartesian dimensions for N processes, balanced or\n"
     "                        node-aware\n"
     "  version               print the version and the optional mappers\n"
@@ -2051,11 +2053,16 @@ static int cmd_map(int argc, char **argv)
 /* tools/platform.c */
 extern const char *mpitopo__platform_help;
 int mpitopo__platform_main(int argc, char **argv);
+/* tools/run.c */
+extern const char *mpitopo__run_help;
+int mpitopo__run_main(int argc, char **argv);
 
 static const char *help_of(const char *cmd)
 {
     if (!strcmp(cmd, "platform"))
         return mpitopo__platform_help;
+    if (!strcmp(cmd, "run"))
+        return mpitopo__run_help;
     if (!strcmp(cmd, "dims"))
         return dims_help;
     if (!strcmp(cmd, "eval"))
@@ -2132,6 +2139,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "eval"))
         return cmd_eval(argc - 2, argv + 2);
+    if (!strcmp(cmd, "run"))
+        return mpitopo__run_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "map"))
         return cmd_map(argc - 2, argv + 2);
     if (!strcmp(cmd, "mappers"))

@@ -95,9 +95,7 @@ static int read_placement_file(const char *path, int world_size, int nleaves, in
             long v = c - '0';
             while ((c = fgetc(f)) != EOF && c >= '0' && c <= '9')
                 v = v < 100000000 ? 10 * v + (c - '0') : v;
-            if (c == '\n')
-                line++;
-            else if (c != EOF && c != ' ' && c != '\t' && c != '\r')
+            if (c != EOF && c != '\n' && c != ' ' && c != '\t' && c != '\r')
                 rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_PARSE, "%s:%d: '%c' after a leaf number", path, line, c);
             else if (v >= nleaves)
                 rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_RANGE, "%s:%d: leaf %ld, the machine has %d", path, line, v,
@@ -109,6 +107,8 @@ static int read_placement_file(const char *path, int world_size, int nleaves, in
                                       world_size);
             else
                 leaves[n++] = (int)v;
+            if (c == '\n')
+                line++;
         } else if (c != ' ' && c != '\t' && c != '\r') {
             rc = MPITOPO_FAIL_MSG(MPITOPO_ERR_PARSE, "%s:%d: '%c' is not a leaf number", path, line, c);
         }

@@ -13,7 +13,7 @@
  * less), and writes
  *   PATH.pattern  the traffic (the pattern file format of mpitopo_pattern_write);
  *   PATH          the machine, the off-node bytes and cost of the launch and
- *                 of the mapping, every node (host name, slots) and every
+ *                 of the mapping, every node (host name, leaves, cores) and every
  *                 rank's node and slot, before and after;
  * each to a temporary name first and renamed, PATH last, so that a run that
  * dies leaves no PATH behind. Nothing about the program's run changes:
@@ -71,7 +71,8 @@ static void node_slot(const mpitopo_machine_t *m, int node_level, int leaf, int 
 }
 
 static int write_placement(FILE *f, const mpitopo_machine_t *m, int size, const int *launch, const int *mapped,
-                           const char *names, const char *mapper, int kept, const double *off, const double *cost)
+                           const char *names, const int *cores, const char *mapper, int kept, const double *off,
+                           const double *cost)
 {
     char desc[512] = "";
     int node_level = -1, nnodes = 1;
@@ -90,12 +91,14 @@ static int write_placement(FILE *f, const mpitopo_machine_t *m, int size, const 
         else
             mpitopo_machine_nleaves(m, &count);
         const char *host = "-";
+        int ncores = 0;
         for (int r = 0; r < size; r++)
             if (launch[r] >= first && launch[r] < first + count) {
                 host = names + (size_t)r * NAME;
+                ncores = cores[r];
                 break;
             }
-        fprintf(f, "node %d %s %d\n", u, *host ? host : "-", count);
+        fprintf(f, "node %d %s %d %d\n", u, *host ? host : "-", count, ncores);
     }
     fprintf(f, "# rank node slot leaf launch_node launch_slot launch_leaf\n");
     for (int r = 0; r < size; r++) {
@@ -110,7 +113,7 @@ static int write_placement(FILE *f, const mpitopo_machine_t *m, int size, const 
 
 /* Rank 0: map, write the two files atomically. */
 static void root_record(const char *path, const mpitopo_pattern_t *traffic, const mpitopo_machine_t *m, int size,
-                        const int *launch, const char *names)
+                        const int *launch, const char *names, const int *cores)
 {
     if (!traffic) {
         say(path, "the traffic could not be gathered (out of memory)");
@@ -147,7 +150,7 @@ static void root_record(const char *path, const mpitopo_pattern_t *traffic, cons
         goto done;
     }
     FILE *f = fopen(tmp, "w");
-    int bad = !f || write_placement(f, m, size, launch, mapped, names, mapper, kept, off, cost) != 0;
+    int bad = !f || write_placement(f, m, size, launch, mapped, names, cores, mapper, kept, off, cost) != 0;
     if (f && fclose(f) != 0)
         bad = 1;
     if (bad || rename(tmp, path) != 0) {
@@ -171,6 +174,7 @@ void mpitopo__shim_record_placement(const char *path, int root, const mpitopo_pa
     PMPI_Get_processor_name(name, &len);
     name[strcspn(name, ". \t\n")] = '\0'; /* the short host name, as launchers take it */
     char *names = root ? calloc((size_t)size, NAME) : NULL;
+    int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN), *cores = root ? calloc((size_t)size, sizeof *cores) : NULL;
     mpitopo_machine_t *m = NULL;
     /* Collective over MPI_COMM_WORLD: every process has its array, or none
      * goes on; errors of the machine are agreed on by mpitopo_comm_machine. */
@@ -178,15 +182,17 @@ void mpitopo__shim_record_placement(const char *path, int root, const mpitopo_pa
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int rc = all_ok ? mpitopo_comm_machine(MPI_COMM_WORLD, &m, launch) : MPITOPO_ERR_NOMEM;
     PMPI_Gather(name, NAME, MPI_CHAR, names, NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    PMPI_Gather(&ncores, 1, MPI_INT, cores, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (root) {
         if (rc != MPITOPO_SUCCESS)
             say(path, rc == MPITOPO_ERR_NOMEM ? "out of memory" : mpitopo_last_error());
-        else if (!names)
+        else if (!names || !cores)
             say(path, "out of memory");
         else
-            root_record(path, traffic, m, size, launch, names);
+            root_record(path, traffic, m, size, launch, names, cores);
     }
     mpitopo_machine_destroy(&m);
     free(launch);
     free(names);
+    free(cores);
 }
