@@ -219,6 +219,7 @@ typedef struct launch {
     int np;
     int allocation;  /* hosts given on the command line or by a resource manager */
     int *drop;       /* per argument: 1 when dropped on apply */
+    int preload_at;  /* the argument holding the user's LD_PRELOAD for the processes, or 0 */
     char key[8192];  /* the layout part of the cache key */
 } launch_t;
 
@@ -334,6 +335,12 @@ static int parse_launch(launch_t *l)
         }
         for (int k = 0; k <= nargs; k++)
             l->drop[i + k] = (o->flags & PLACE) != 0;
+        /* The program's own preload: the shim goes in front of it. */
+        if (l->flavour == OMPI && !strcmp(o->name, "-x") && !strncmp(value, "LD_PRELOAD=", 11))
+            l->preload_at = i + 1;
+        if (l->flavour == HYDRA && (!strcmp(o->name, "-genv") || !strcmp(o->name, "-env")) &&
+            !strcmp(value, "LD_PRELOAD"))
+            l->preload_at = i + 2;
         i += nargs;
     }
     if (!l->prog) {
@@ -786,6 +793,8 @@ static char **build_argv(const launch_t *l, const env_list_t *e, int apply, cons
     v[k++] = l->argv[0];
     for (int i = 0; i < e->n; i++) {
         char *eq = strchr(e->v[i], '=');
+        if (l->preload_at && !strncmp(e->v[i], "LD_PRELOAD=", 11))
+            continue; /* merged into the user's own, below */
         if (l->flavour == OMPI) {
             v[k++] = "-x";
             v[k++] = e->v[i];
@@ -808,9 +817,24 @@ static char **build_argv(const launch_t *l, const env_list_t *e, int apply, cons
             v[k++] = "--distribution=arbitrary";
         }
     }
-    for (int i = 1; i < l->argc; i++)
-        if (!(apply && !emulated && i < l->prog && l->drop[i]))
-            v[k++] = l->argv[i];
+    for (int i = 1; i < l->argc; i++) {
+        if (apply && !emulated && i < l->prog && l->drop[i])
+            continue;
+        v[k] = l->argv[i];
+        for (int j = 0; i == l->preload_at && j < e->n; j++)
+            if (!strncmp(e->v[j], "LD_PRELOAD=", 11)) {
+                const char *user = l->argv[i] + (l->flavour == OMPI ? 11 : 0);
+                size_t len = strlen(e->v[j]) + strlen(user) + 2;
+                char *merged = malloc(len); /* freed with the process */
+                if (merged) {
+                    /* e->v[j] is LD_PRELOAD=<shim>[:<the environment's>], the user's list follows:
+                     * -x takes NAME=VALUE, -genv the value alone. */
+                    snprintf(merged, len, "%s:%s", e->v[j] + (l->flavour == OMPI ? 0 : 11), user);
+                    v[k] = merged;
+                }
+            }
+        k++;
+    }
     v[k] = NULL;
     return v;
 }
