@@ -594,6 +594,10 @@ int mpitopo__sched_candidates(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long
  * when none matches; the same answer on every process. */
 const char *mpitopo__host_defect(const mpitopo__nbr_t *n, mpitopo__opkind_t op);
 
+/* The same for comm's neighbour lists (tests/mpi/host_defects.c); NULL
+ * also when comm has none. */
+const char *mpitopo__test_host_defect(MPI_Comm comm, int op);
+
 /* The host MPI, as "mpich 4.0.2" or "openmpi 4.1.4" ("other 0.0.0"). */
 const char *mpitopo__host_name(void);
 
