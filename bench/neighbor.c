@@ -96,6 +96,7 @@ static const schedule_t schedules[] = {
     {"cart", "Cartesian dimension-wise forwarding (cart: topologies)"},
     {"node", "node-aware aggregation (one message per pair of nodes)"},
     {"auto", "the library's own choice"},
+    {"tuned", "auto by measurement (MPITOPO_TUNE, issue 31); its exploration is timed apart"},
 };
 #define NSCHEDULES ((int)(sizeof schedules / sizeof schedules[0]))
 #define MAX_VARIANTS 32
@@ -115,6 +116,7 @@ typedef struct variant {
 #endif
     double first_us, init_us; /* setup: first call / _init (max over ranks) */
     double *lat_us;           /* per size */
+    double *first100_us;      /* tuned, blocking: the first 100 calls of each size */
 } variant_t;
 
 typedef struct options {
@@ -618,8 +620,11 @@ static void add_variant(variant_t *vs, int *nv, const char *name, int host, enum
     }
     if (sched) {
         MPI_Info_create(&v->info);
-        MPI_Info_set(v->info, "mpitopo_neighbor", sched);
+        /* tuned is auto; its column says that MPITOPO_TUNE measures. */
+        MPI_Info_set(v->info, "mpitopo_neighbor", strcmp(sched, "tuned") ? sched : "auto");
     }
+    if (!strcmp(name, "tuned") && !(v->first100_us = calloc((size_t)nsizes, sizeof(double))))
+        die("out of memory");
     MPI_Comm_dup_with_info(topo, v->info, &v->comm);
 }
 
@@ -718,6 +723,40 @@ static void print_table(variant_t *vs, int nv, enum op op, const options_t *o, i
     }
 }
 
+/* tuned: the first 100 calls of a size, each after a barrier, summed over
+ * the calls of the slowest rank's time (us): exploration included. */
+#define FIRST_CALLS 100
+static void time_first100(variant_t *v, enum op op, bufs_t *b, long size, int si)
+{
+    double t[FIRST_CALLS], s = 0;
+    for (int i = 0; i < FIRST_CALLS; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        t[i] = run_once(v, op, b, size);
+    }
+    MPI_Reduce(rank ? t : MPI_IN_PLACE, t, FIRST_CALLS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < FIRST_CALLS; i++)
+        s += t[i];
+    v->first100_us[si] = s * 1e6;
+}
+
+/* tuned's exploration cost per size: the first 100 calls against 100
+ * steady-state calls, and the excess as a share of the first 100. */
+static void print_exploration(const variant_t *vs, int nv, const options_t *o, int nsizes)
+{
+    for (int v = 0; v < nv; v++) {
+        if (!vs[v].first100_us)
+            continue;
+        printf("# %s exploration: first %d calls (sum of max over ranks, us) vs %d x steady\n",
+               vs[v].name, FIRST_CALLS, FIRST_CALLS);
+        printf("%-10s %14s %14s %10s\n", "# Size", "first100", "100xsteady", "excess");
+        long size = o->min;
+        for (int si = 0; si < nsizes; si++, size *= 2) {
+            double f = vs[v].first100_us[si], st = FIRST_CALLS * vs[v].lat_us[si];
+            printf("%-10ld %14.1f %14.1f %9.1f%%\n", size, f, st, f > 0 ? 100 * (f - st) / f : 0);
+        }
+    }
+}
+
 static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
 {
     int nsizes = 0;
@@ -730,14 +769,19 @@ static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
         for (int v = 0; v < nv; v++)
             if (vs[v].form == FORM_PERSISTENT)
                 persistent_init(&vs[v], op, b, size, si == 0);
+        for (int v = 0; v < nv; v++)
+            if (vs[v].first100_us && vs[v].form == FORM_BLOCKING)
+                time_first100(&vs[v], op, b, size, si);
         check_size(vs, nv, op, b, size, si == 0);
         time_size(vs, nv, op, b, size, si, o);
         for (int v = 0; v < nv; v++)
             if (vs[v].form == FORM_PERSISTENT)
                 persistent_free(&vs[v]);
     }
-    if (rank == 0)
+    if (rank == 0) {
         print_table(vs, nv, op, o, nsizes);
+        print_exploration(vs, nv, o, nsizes);
+    }
     for (int v = 0; v < nv && op == OP_ALLGATHER; v++)
         if (vs[v].host && vs[v].form == FORM_BLOCKING && !host_allgather_us) {
             host_allgather_us = vs[v].lat_us;
@@ -749,6 +793,7 @@ static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
         if (vs[v].info != MPI_INFO_NULL)
             MPI_Info_free(&vs[v].info);
         free(vs[v].lat_us);
+        free(vs[v].first100_us);
     }
 }
 

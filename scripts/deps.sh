@@ -20,6 +20,6 @@ mpitopo_require_packages() {
 
 # What building and testing needs, for both MPIs.
 MPITOPO_BUILD_PACKAGES=(cmake make gcc pkg-config libhwloc-dev hwloc libcmocka-dev
-  libopenmpi-dev openmpi-bin libmpich-dev mpich libscotch-dev libmetis-dev)
+  libopenmpi-dev openmpi-bin libmpich-dev mpich libscotch-dev libmetis-dev libjson-c-dev)
 MPITOPO_TEST_PACKAGES=(clang libclang-rt-14-dev python3 gfortran doxygen help2man ibsim-utils opensm infiniband-diags
   libsimgrid-dev)

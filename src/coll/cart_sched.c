@@ -59,6 +59,11 @@ struct mpitopo__stencil {
 };
 
 
+void mpitopo__stencil_class(const struct mpitopo__stencil *s, char *out, size_t len)
+{
+    snprintf(out, len, "stencil:%dd:r%d:%s", s->ndims, s->radius, s->star ? "star" : "moore");
+}
+
 /* ---- The stencil ---- */
 
 static struct mpitopo__stencil *stencil_alloc(int ndims, int k)

@@ -19,6 +19,7 @@ struct mpitopo__stencil;
 struct mpitopo__node;
 struct mpitopo__cache;
 struct mpitopo__centry;
+struct mpitopo__tune;
 struct side;
 
 /* Schedules a neighbourhood operation can run on (MPITOPO_NEIGHBOR). */
@@ -82,6 +83,7 @@ typedef struct mpitopo__nbr {
     int tag_calls, last_tag_base, last_tag_span;
     int freed;                  /* the user freed comm (user_comm is gone) */
     struct mpitopo__cache *cache; /* schedules of earlier calls (cache.c) */
+    struct mpitopo__tune *tune;   /* measured decisions of auto (tune.c) */
 } mpitopo__nbr_t;
 
 /*
@@ -572,6 +574,69 @@ int mpitopo__model(const mpitopo__model_t **m, const char *func);
 double mpitopo__model_time(const mpitopo__model_t *m, double rounds, double messages,
                            double bytes);
 
+/* ---- Measured selection of auto (tune.c) and host defects (defects.c) ---- */
+
+/* A schedule whose model prediction exceeds this times the host MPI's is
+ * not measured. */
+#define MPITOPO__TUNE_RULE_OUT 2.0
+
+/*
+ * The candidates of op on n with blocks of sb and rb bytes (0 for the v
+ * and w forms): the model's choice (*model) first, then every schedule
+ * that applies and that the model does not rule out; *ncand of them (at
+ * most MPITOPO__SCHED_MPI). Collective (plans are made): every process
+ * calls it for the same operation and sizes; the same answer everywhere.
+ */
+int mpitopo__sched_candidates(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
+                              int *cand, int *ncand, int *model, const char *func);
+
+/* The known defect of the host MPI's op on n (a static sentence), or NULL
+ * when none matches; the same answer on every process. */
+const char *mpitopo__host_defect(const mpitopo__nbr_t *n, mpitopo__opkind_t op);
+
+/* The same for comm's neighbour lists (tests/mpi/host_defects.c); NULL
+ * also when comm has none. */
+const char *mpitopo__test_host_defect(MPI_Comm comm, int op);
+
+/* The host MPI, as "mpich 4.0.2" or "openmpi 4.1.4" ("other 0.0.0"). */
+const char *mpitopo__host_name(void);
+
+/* One measured call of the tuner: which candidate it runs (timed when
+ * entry is not NULL). */
+typedef struct mpitopo__trial {
+    void *entry; /* the signature being explored, NULL: not timed */
+    int slot;    /* the candidate's index */
+    int warm;    /* the candidate's first run on the communicator: not timed */
+} mpitopo__trial_t;
+
+/*
+ * The schedule an auto call of op with blocks sb, rb requests (*req, left
+ * AUTO for the model). form: 1 blocking (may explore: *trial says which
+ * candidate runs, timed), 2 persistent (a decision, made from the tuning
+ * file if there is one, never explored), 0 nonblocking (an existing
+ * decision only, else the model; local). Blocking and persistent calls are
+ * collective as their operations are; every process requests the same.
+ */
+int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int form,
+                       mpitopo__sched_t *req, mpitopo__trial_t *trial, const char *func);
+
+/* The timed call of trial took seconds on this process: record it; at
+ * the end of a round of trials, one allreduce (MPI_MAX) over the private
+ * communicator, and the decision. Collective when *trial is. */
+int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
+                         const char *func);
+
+/* Release n's tuning state. */
+void mpitopo__tune_free(struct mpitopo__tune *t);
+
+/* The tuner's state of op with blocks sb, rb on comm, for the tests:
+ * *explored calls timed so far, *decided 1 once decided, *sched the
+ * decision (or -1), *source 0 measured, 1 the tuning file, 2 a single
+ * candidate. MPITOPO_ERR_ARG when comm has none. Local. */
+int mpitopo__tune_state(MPI_Comm comm, int op, long long sb, long long rb, int *explored,
+                        int *decided, int *sched, int *source);
+
+
 /* ---- Message combining (combine.c) ---- */
 
 /* Largest block, in bytes, that "auto" combines. */
@@ -619,6 +684,9 @@ int mpitopo__combine_supports(mpitopo__opkind_t op);
  * (NULL when comm has none). Local. */
 int mpitopo__stencil_of(MPI_Comm comm, struct mpitopo__stencil **stencil, const char *func);
 void mpitopo__stencil_free(struct mpitopo__stencil *s);
+
+/* The stencil's class for the tuning file: "stencil:2d:r1:moore". */
+void mpitopo__stencil_class(const struct mpitopo__stencil *s, char *out, size_t len);
 
 /* Whether the dimension-wise schedule can run op on n (a stencil that
  * maps its offsets to distinct processes everywhere), and whether it

@@ -296,6 +296,18 @@ static int persistent_checks(side_t *send, side_t *recv, MPI_Comm comm, mpitopo_
     return mpitopo__sched_agree(*n, op, *req, sb, rb, local, func);
 }
 
+/* auto measured (tune.c): the schedule this call requests instead, and
+ * whether it is a timed trial (blocking calls only; persistent ones take a
+ * decision, nonblocking ones one that exists). */
+static int tuned(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,
+                 int form, mpitopo__sched_t *req, mpitopo__trial_t *trial, const char *func)
+{
+    long long sb, rb;
+    int rc = block_sizes(op, send, recv, &sb, &rb, func);
+    int how = form == FORM_BLOCKING ? 1 : form == FORM_PERSISTENT ? 2 : 0;
+    return rc == MPITOPO_SUCCESS ? mpitopo__tune_pick(n, op, sb, rb, how, req, trial, func) : rc;
+}
+
 /* The five operations: check, take the cached schedule of an equal
  * earlier call or make one (info of an _init call first), run it. The
  * exchanges run exchange(). */
@@ -310,6 +322,9 @@ static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_requ
                                      : checked_nbr(send, recv, comm, form, request, &n, func);
     if (rc == MPITOPO_SUCCESS && form != FORM_PERSISTENT)
         rc = mpitopo__sched_requested(n, info, &req, func);
+    mpitopo__trial_t trial = {NULL, 0, 0};
+    if (rc == MPITOPO_SUCCESS && req == MPITOPO__SCHED_AUTO)
+        rc = tuned(n, op, send, recv, form, &req, &trial, func);
     mpitopo_request_t r = NULL;
     int sched = MPITOPO__SCHED_LINEAR;
     if (rc == MPITOPO_SUCCESS && form != FORM_PERSISTENT)
@@ -318,7 +333,14 @@ static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_requ
         rc = make(n, op, req, send, recv, form, &r, &sched, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    return go(n, r, sched, op, send, recv, form, request, func);
+    if (!trial.entry)
+        return go(n, r, sched, op, send, recv, form, request, func);
+    /* A timed trial: every process records it, whatever its call
+     * returned, so that the rounds stay in step everywhere. */
+    double t0 = PMPI_Wtime();
+    rc = go(n, r, sched, op, send, recv, form, request, func);
+    int trc = mpitopo__tune_record(n, &trial, PMPI_Wtime() - t0, func);
+    return rc != MPITOPO_SUCCESS ? rc : trc;
 }
 
 /* The sides of the five operations. */

@@ -37,6 +37,7 @@ static void nbr_free(mpitopo__nbr_t *n)
         mpitopo__log(1, "freeing a private neighbour communicator failed with MPI error %d", rc);
     mpitopo__cache_clear(n);
     mpitopo__sched_free_state(n);
+    mpitopo__tune_free(n->tune);
     if (n->destinations != n->sources)
         mpitopo__free(n->destinations);
     mpitopo__free(n->sources);

@@ -477,6 +477,14 @@ static int host_may_differ(const mpitopo__nbr_t *n)
     return 0;
 }
 
+/* Whether auto may hand op to the host MPI: it has the operation, it
+ * delivers as mpitopo does on n, and no known defect of it matches
+ * (defects.c). The same answer on every process. */
+static int host_usable(const mpitopo__nbr_t *n, mpitopo__opkind_t op)
+{
+    return mpitopo__host_available() && !host_may_differ(n) && !mpitopo__host_defect(n, op);
+}
+
 /*
  * The schedule rule. A schedule asked for by name (info key or
  * MPITOPO_NEIGHBOR) is a hint: it runs where it applies (its operations'
@@ -493,8 +501,9 @@ static int host_may_differ(const mpitopo__nbr_t *n)
  *   combine: graph and dist-graph communicators, all five, both sides,
  *     blocks small enough to combine;
  *   linear: always.
- * auto: choose_auto; choose_auto_p2p under SimGrid, or where the host MPI
- * may deliver otherwise (host_may_differ).
+ * auto: choose_auto; choose_auto_p2p under SimGrid, where the host MPI
+ * may deliver otherwise (host_may_differ) or has a known defect for op
+ * (mpitopo__host_defect).
  */
 int mpitopo__sched_choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req,
                           long long sb, long long rb, mpitopo__choice_t *c, const char *func)
@@ -502,8 +511,8 @@ int mpitopo__sched_choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sche
     *c = (mpitopo__choice_t){MPITOPO__SCHED_LINEAR, 0, 0, NULL};
     int rc = MPITOPO_SUCCESS;
     if (req == MPITOPO__SCHED_AUTO) {
-        rc = mpitopo__host_available() && !host_may_differ(n) ? choose_auto(n, op, sb, rb, c, func)
-                                                              : choose_auto_p2p(n, op, sb, rb, c, func);
+        rc = host_usable(n, op) ? choose_auto(n, op, sb, rb, c, func)
+                                : choose_auto_p2p(n, op, sb, rb, c, func);
     } else {
         const mpitopo__sched_ops_t *s = mpitopo__sched_ops(req);
         const char *why = NULL;
@@ -514,4 +523,78 @@ int mpitopo__sched_choose(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sche
     }
     n->sizes_agreed = 0;
     return rc;
+}
+
+/*
+ * The candidates the tuner measures (tune.c): every schedule that runs op
+ * on n by name and that the model does not rule out, the model's own
+ * choice first.
+ *   mpi: where auto may hand op to the host MPI (host_usable) and no
+ *     process has a duplicate or self edge (where MPI's order differs);
+ *   linear: always;
+ *   cart: where it applies and sends fewer messages than linear;
+ *   combine: graph and dist-graph communicators whose pattern runs and
+ *     is predicted within MPITOPO__TUNE_RULE_OUT of the host MPI's time;
+ *   node: where it applies and the communicator spans several nodes.
+ * Collective (the plans of combine and node are made here): every process
+ * calls it for the same operation and block sizes, and every answer is the
+ * same on every process.
+ */
+int mpitopo__sched_candidates(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb,
+                              int *cand, int *ncand, int *modelled, const char *func)
+{
+    mpitopo__choice_t c;
+    const mpitopo__model_t *m;
+    int rc = mpitopo__sched_choose(n, op, MPITOPO__SCHED_AUTO, sb, rb, &c, func);
+    if (rc == MPITOPO_SUCCESS)
+        rc = mpitopo__model(&m, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    *modelled = c.sched;
+    *ncand = 0;
+    cand[(*ncand)++] = c.sched;
+    double b = (double)(sb > rb ? sb : rb);
+    for (int s = MPITOPO__SCHED_LINEAR; s <= MPITOPO__SCHED_MPI; s++) {
+        const char *why = NULL;
+        if (s == c.sched)
+            continue;
+        if (s == MPITOPO__SCHED_MPI) {
+            if (!host_usable(n, op) || (n->kind != MPI_CART && (!n->comb || n->comb->any_duplicates)))
+                continue;
+        } else if (s == MPITOPO__SCHED_CART) {
+            if (!mpitopo__cart_applies(n, op) || !mpitopo__cart_gains(n))
+                continue;
+        } else if (s == MPITOPO__SCHED_COMBINE) {
+            if (n->kind == MPI_CART || !mpitopo__combine_supports(op))
+                continue;
+            rc = mpitopo__combine_pattern(n, func);
+            if (rc != MPITOPO_SUCCESS)
+                return rc;
+            const struct mpitopo__comb *cb = n->comb;
+            if (!cb || !mpitopo__combine_usable(n))
+                continue;
+            double host = mpitopo__model_time(m, 1, cb->max_linear, (double)cb->max_blocks_linear * b);
+            double rounds = cb->mode == MPITOPO__COMB_HOPS ? cb->nhops + 1 : 2 * cb->rounds + 1;
+            double comb = mpitopo__model_time(m, rounds, cb->max_combined,
+                                              2.0 * (double)cb->max_blocks_combined * b);
+            if (comb > MPITOPO__TUNE_RULE_OUT * host)
+                continue;
+        } else if (s == MPITOPO__SCHED_NODE) {
+            rc = mpitopo__node_ops.applies(n, op, sb, rb, &why, func);
+            if (rc != MPITOPO_SUCCESS)
+                return rc;
+            if (why || mpitopo__node_count(n) < 2)
+                continue;
+        }
+        if (s != MPITOPO__SCHED_MPI && s != MPITOPO__SCHED_NODE) {
+            rc = table[s]->applies ? table[s]->applies(n, op, sb, rb, &why, func) : MPITOPO_SUCCESS;
+            if (rc != MPITOPO_SUCCESS)
+                return rc;
+            if (why)
+                continue;
+        }
+        cand[(*ncand)++] = s;
+    }
+    n->sizes_agreed = 0;
+    return MPITOPO_SUCCESS;
 }

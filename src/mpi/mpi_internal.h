@@ -27,6 +27,9 @@ void mpitopo__nodeinfo_finalize(void);
 void mpitopo__emulation_finalize(void);
 void mpitopo__comm_machine_finalize(void);
 void mpitopo__comm_info_finalize(void);
+/* src/coll/tune.c: rank 0 of MPI_COMM_WORLD writes the job's measured
+ * decisions to MPITOPO_TUNING_FILE (a temporary file, then rename). */
+void mpitopo__tune_finalize(void);
 
 /*
  * mpitopo's own info keys of a communicator (comm_info.c), kept in an

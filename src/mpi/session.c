@@ -20,6 +20,8 @@ static int finalize_cb(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)comm;
     (void)value;
     (void)extra;
+    /* The tuner's decisions go to MPITOPO_TUNING_FILE while MPI runs. */
+    mpitopo__tune_finalize();
     /* The cache first: its delete callbacks free communicators. */
     mpitopo__nodeinfo_finalize();
     mpitopo__emulation_finalize();

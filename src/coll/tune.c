@@ -1,0 +1,671 @@
+/*
+ * auto by measurement (issue 31). For a signature of a neighbourhood
+ * operation (the operation and its allgather/alltoall block sizes: the
+ * inputs of the cost model, which every process passes alike), the first
+ * blocking calls run the candidates (select.c: mpitopo__sched_candidates)
+ * in turn, timed on each process:
+ *
+ *   (a candidate's first run on the communicator is not timed: it sets up
+ *   connections; it runs again, timed);
+ *   round 0: every candidate once; one allreduce (MPI_MAX: the slowest
+ *     process's time) and candidates slower than TUNE_EARLY times the best
+ *     stop there;
+ *   rounds 1 .. TUNE_REPS-1: every remaining candidate once per round;
+ *     one allreduce (MPI_MAX) of those times at the end;
+ *   the decision: the candidate of least median (over the rounds) of the
+ *     slowest process's time; the model's choice stays unless another is
+ *     more than TUNE_KEEP faster.
+ *
+ * Every process holds the same maxima, hence the same decision: processes
+ * never decide locally. Afterwards the signature's calls request the
+ * decision by name (its schedule is in the cache from its trials) and
+ * nothing is timed. Nonblocking calls use a decision when there is one,
+ * else the model; persistent _init calls the same, or the tuning file.
+ *
+ * Why the key is (operation, block sizes) and not the full signature of
+ * cache.c: which schedule runs must be the same on every process, and a
+ * cache hit is local (a process whose v-form counts change misses alone).
+ * The model's inputs are what every process has alike, so every process
+ * looks up the same decision whatever its counts; the schedules are all
+ * exact, so a decision measured with other counts can only be slower,
+ * never wrong. Block sizes that change between calls make another key,
+ * which is explored (or modelled) on its own.
+ *
+ * The tuning file (MPITOPO_TUNING_FILE, JSON read with json-c): rank 0 of
+ * the communicator reads it when the communicator's tuner starts and
+ * broadcasts its text, so every process sees the same entries; an entry
+ * whose operation, topology class, process count, nodes, processes per
+ * node and size class fit a signature decides it without exploring. Rank
+ * 0 of MPI_COMM_WORLD writes the decisions back at MPI_Finalize.
+ */
+#include "coll/coll_internal.h"
+#include "core/env.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef MPITOPO_HAVE_JSONC
+#include <json-c/json.h>
+#endif
+
+#define TUNE_MAXC 5      /* candidates: linear, combine, cart, node, mpi */
+#define TUNE_REPS 3      /* trials of every candidate that is not stopped */
+#define TUNE_KEYS 16     /* signatures per communicator */
+#define TUNE_EARLY 2.0   /* after round 0: slower than this times the best stops */
+#define TUNE_KEEP 0.03   /* the model's choice stays within this of the best */
+#define TUNE_FILE_MAX (1 << 22)
+
+enum { SRC_MEASURED = 0, SRC_FILE = 1, SRC_SINGLE = 2 };
+
+static const char *const op_names[MPITOPO__OPK_COUNT] = {
+    "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
+
+typedef struct tentry {
+    int used, op;
+    long long sb, rb;
+    int decided, sched, source, model;
+    int ncand, cand[TUNE_MAXC], alive[TUNE_MAXC];
+    int round, pos, explored;
+    double t[TUNE_REPS][TUNE_MAXC]; /* seconds; maxima after each reduction; -1: not run */
+    unsigned long long stamp;
+} tentry_t;
+
+/* An entry of a tuning file. */
+typedef struct fentry {
+    int op, nprocs, nodes, ppn, sched;
+    long long size;
+    char topo[64];
+} fentry_t;
+
+struct mpitopo__tune {
+    char topo[64];      /* topology class */
+    int nprocs, nodes, ppn;
+    fentry_t *file;     /* entries of the tuning file that fit this communicator */
+    int nfile;
+    tentry_t e[TUNE_KEYS];
+    unsigned long long clock;
+    /* Schedules that have run once on this communicator: a first run
+     * sets up connections and buffers (Open MPI connects peers on first
+     * use), so it is not timed. */
+    int warmed[TUNE_MAXC + 1];
+};
+
+/* ---- Settings ---- */
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int tune_on = 1;
+static const char *tune_path;
+
+static void read_env(void)
+{
+    const char *v = mpitopo__getenv(MPITOPO_ENV_TUNE);
+    if (v && *v && strcmp(v, "off") != 0 && strcmp(v, "on") != 0)
+        mpitopo__log(0, "MPITOPO_TUNE = \"%s\" is not on or off: on", v);
+    tune_on = !(v && strcmp(v, "off") == 0);
+    v = mpitopo__getenv(MPITOPO_ENV_TUNING_FILE);
+    tune_path = v && *v ? v : NULL;
+}
+
+/* ---- Job decisions, written at MPI_Finalize ---- */
+
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static fentry_t *job;
+static int njob, capjob;
+static double (*job_us)[TUNE_MAXC + 1]; /* per decision: microseconds by schedule, -1 none */
+
+static long long size_class(long long sb, long long rb)
+{
+    long long b = sb > rb ? sb : rb, c = 1;
+    if (sb == 0 && rb == 0)
+        return 0; /* the v and w forms */
+    while (c < b && c < (1LL << 40))
+        c *= 2;
+    return c;
+}
+
+static void job_add(const struct mpitopo__tune *t, const tentry_t *e)
+{
+    pthread_mutex_lock(&job_lock);
+    if (njob == capjob) {
+        int cap = capjob ? 2 * capjob : 16;
+        fentry_t *j = mpitopo__realloc(job, (size_t)cap * sizeof *job);
+        if (j)
+            job = j;
+        double(*u)[TUNE_MAXC + 1] = j ? mpitopo__realloc(job_us, (size_t)cap * sizeof *job_us) : NULL;
+        if (u) {
+            job_us = u;
+            capjob = cap;
+        }
+    }
+    if (njob < capjob) {
+        fentry_t *f = &job[njob];
+        *f = (fentry_t){.op = e->op, .nprocs = t->nprocs, .nodes = t->nodes, .ppn = t->ppn,
+                        .sched = e->sched, .size = size_class(e->sb, e->rb)};
+        snprintf(f->topo, sizeof f->topo, "%s", t->topo);
+        for (int s = 0; s <= TUNE_MAXC; s++)
+            job_us[njob][s] = -1;
+        for (int i = 0; i < e->ncand; i++)
+            job_us[njob][e->cand[i]] = e->t[1][i] * 1e6; /* decide() put the medians there */
+        njob++;
+    }
+    pthread_mutex_unlock(&job_lock);
+}
+
+/* ---- The tuning file ---- */
+
+static int same_key(const fentry_t *a, const fentry_t *b)
+{
+    return a->op == b->op && a->nprocs == b->nprocs && a->nodes == b->nodes && a->ppn == b->ppn &&
+           a->size == b->size && strcmp(a->topo, b->topo) == 0;
+}
+
+#ifdef MPITOPO_HAVE_JSONC
+static int json_int(json_object *o, const char *key, long long *v)
+{
+    json_object *x;
+    if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
+        return 0;
+    *v = json_object_get_int64(x);
+    return 1;
+}
+
+static const char *json_str(json_object *o, const char *key)
+{
+    json_object *x;
+    if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_string))
+        return NULL;
+    return json_object_get_string(x);
+}
+
+/* The entries of text (a tuning file); NULL and *why when it is not one
+ * of this host MPI's. */
+static fentry_t *parse_file(const char *text, int *n, char *why, size_t len)
+{
+    *n = 0;
+    enum json_tokener_error err;
+    json_object *root = json_tokener_parse_verbose(text, &err), *list;
+    fentry_t *out = NULL;
+    const char *s;
+    if (!root) {
+        snprintf(why, len, "does not parse as JSON (%s)", json_tokener_error_desc(err));
+        return NULL;
+    }
+    if (!json_object_is_type(root, json_type_object) || !(s = json_str(root, "format")) ||
+        strcmp(s, "mpitopo-tuning") != 0 || !json_object_object_get_ex(root, "decisions", &list) ||
+        !json_object_is_type(list, json_type_array)) {
+        snprintf(why, len, "is not an mpitopo tuning file (an object with \"format\": "
+                           "\"mpitopo-tuning\" and a \"decisions\" array)");
+        goto done;
+    }
+    if (!(s = json_str(root, "host")) || strcmp(s, mpitopo__host_name()) != 0) {
+        snprintf(why, len, "was written for host MPI \"%s\", this job runs \"%s\"",
+                 s ? s : "(none)", mpitopo__host_name());
+        goto done;
+    }
+    size_t m = json_object_array_length(list);
+    out = mpitopo__calloc(m ? m : 1, sizeof *out);
+    if (!out) {
+        snprintf(why, len, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < m; i++) {
+        json_object *o = json_object_array_get_idx(list, i);
+        long long np, nodes, ppn, size;
+        const char *op = json_str(o, "op"), *topo = json_str(o, "topology"),
+                   *sched = json_str(o, "schedule");
+        fentry_t *f = &out[*n];
+        f->op = -1;
+        for (int k = 0; op && k < MPITOPO__OPK_COUNT; k++)
+            if (strcmp(op, op_names[k]) == 0)
+                f->op = k;
+        f->sched = sched ? mpitopo__sched_parse(sched) : MPITOPO__SCHED_INVALID;
+        if (f->op < 0 || f->sched <= MPITOPO__SCHED_AUTO || !topo || strlen(topo) >= sizeof f->topo ||
+            !json_int(o, "nprocs", &np) || !json_int(o, "nodes", &nodes) ||
+            !json_int(o, "ppn", &ppn) || !json_int(o, "size", &size) || np < 1 || np > 1 << 30 ||
+            nodes < 1 || nodes > np || ppn < 1 || ppn > np || size < 0) {
+            snprintf(why, len, "decision %zu is not {op, topology, nprocs, nodes, ppn, size, "
+                               "schedule} with known names", i);
+            mpitopo__free(out);
+            out = NULL;
+            goto done;
+        }
+        f->nprocs = (int)np;
+        f->nodes = (int)nodes;
+        f->ppn = (int)ppn;
+        f->size = size;
+        snprintf(f->topo, sizeof f->topo, "%s", topo);
+        (*n)++;
+    }
+done:
+    json_object_put(root);
+    return out;
+}
+#endif
+
+/* The whole file at path (NUL-terminated), or NULL with *why. */
+static char *slurp(const char *path, char *why, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, len, "cannot be read (%s)", strerror(errno));
+        return NULL;
+    }
+    char *buf = mpitopo__malloc(TUNE_FILE_MAX + 1);
+    size_t got = buf ? fread(buf, 1, TUNE_FILE_MAX + 1, f) : 0;
+    fclose(f);
+    if (!buf || got > TUNE_FILE_MAX) {
+        snprintf(why, len, buf ? "is larger than %d bytes" : "out of memory", TUNE_FILE_MAX);
+        mpitopo__free(buf);
+        return NULL;
+    }
+    buf[got] = '\0';
+    return buf;
+}
+
+/* Rank 0 of n's private communicator reads the file, every process gets
+ * its text (two broadcasts), parses it and keeps the entries that fit. */
+static int load_file(mpitopo__nbr_t *n, struct mpitopo__tune *t, int rank)
+{
+    static int said; /* one line per process for a file it ignores */
+    char why[256] = "";
+    long long len = -1;
+    char *text = NULL;
+    if (rank == 0) {
+        text = slurp(tune_path, why, sizeof why);
+        len = text ? (long long)strlen(text) : -1;
+        /* A missing file is the first job's: nothing to say but in verbose mode. */
+        if (!text && errno == ENOENT)
+            why[0] = '\0';
+    }
+    int rc = PMPI_Bcast(&len, 1, MPI_LONG_LONG, 0, n->comm);
+    if (rc == MPI_SUCCESS && len >= 0 && rank != 0 && !(text = mpitopo__malloc((size_t)len + 1)))
+        len = -1; /* then the broadcast below still runs, into a scratch byte */
+    char scratch;
+    if (rc == MPI_SUCCESS && len >= 0)
+        rc = PMPI_Bcast(text ? text : &scratch, text ? (int)len : 0, MPI_CHAR, 0, n->comm);
+    if (rc != MPI_SUCCESS) {
+        mpitopo__free(text);
+        return rc;
+    }
+    if (text)
+        text[len] = '\0';
+    if (!text) {
+        if (why[0] && !said++)
+            mpitopo__log(0, "MPITOPO_TUNING_FILE %s %s: ignored", tune_path, why);
+        else if (rank == 0)
+            mpitopo__log(1, "MPITOPO_TUNING_FILE %s does not exist yet: decisions are measured",
+                         tune_path);
+        return MPI_SUCCESS;
+    }
+#ifdef MPITOPO_HAVE_JSONC
+    int m = 0;
+    fentry_t *all = parse_file(text, &m, why, sizeof why);
+    mpitopo__free(text);
+    int fit = 0;
+    for (int i = 0; all && i < m; i++)
+        if (all[i].nprocs == t->nprocs && all[i].nodes == t->nodes && all[i].ppn == t->ppn)
+            all[fit++] = all[i];
+    if (all && m > 0 && fit == 0)
+        snprintf(why, sizeof why,
+                 "has %d decision(s), none for %d processes on %d node(s) x %d", m, t->nprocs,
+                 t->nodes, t->ppn);
+    if (!all || (m > 0 && fit == 0)) {
+        mpitopo__free(all);
+        if (rank == 0 && !said++)
+            mpitopo__log(0, "MPITOPO_TUNING_FILE %s %s: ignored", tune_path, why);
+        return MPI_SUCCESS;
+    }
+    t->file = all;
+    t->nfile = fit;
+    if (rank == 0)
+        mpitopo__log(1, "MPITOPO_TUNING_FILE %s: %d decision(s) fit this communicator", tune_path,
+                     fit);
+#else
+    mpitopo__free(text);
+    (void)t;
+    if (rank == 0 && !said++)
+        mpitopo__log(0, "MPITOPO_TUNING_FILE %s: this mpitopo was built without json-c, tuning "
+                        "files are unavailable: ignored",
+                     tune_path);
+#endif
+    return MPI_SUCCESS;
+}
+
+/* ---- The tuner of a communicator ---- */
+
+/* Topology class, process count, nodes and processes per node: one
+ * allreduce for the degree spread, the node information, the file.
+ * Collective over n's communicator. */
+static int tune_start(mpitopo__nbr_t *n, const char *func)
+{
+    struct mpitopo__tune *t = mpitopo__calloc(1, sizeof *t);
+    if (!t)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for the tuner");
+    int rank = 0, rc = mpitopo__nbr_private_comm(n, 1);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_rank(n->comm, &rank);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_size(n->comm, &t->nprocs);
+    int deg[2] = {n->indegree + n->outdegree, -(n->indegree + n->outdegree)}, all[2];
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(deg, all, 2, MPI_INT, MPI_MAX, n->comm);
+    const mpitopo_nodeinfo_t *ni = NULL;
+    int mrc = rc == MPI_SUCCESS ? mpitopo__comm_nodeinfo(n->comm, &ni) : MPITOPO_SUCCESS;
+    if (rc != MPI_SUCCESS || mrc != MPITOPO_SUCCESS) {
+        mpitopo__free(t);
+        return rc != MPI_SUCCESS ? mpitopo__mpi_result(func, rc) : mrc;
+    }
+    t->nodes = ni->nnodes;
+    t->ppn = ni->max_local_size;
+    if (n->stencil)
+        mpitopo__stencil_class(n->stencil, t->topo, sizeof t->topo);
+    else if (n->kind == MPI_CART)
+        snprintf(t->topo, sizeof t->topo, "cart:%dd", n->indegree / 2);
+    else
+        snprintf(t->topo, sizeof t->topo, "graph:deg%d-%d", -all[1], all[0]);
+    if (tune_path && (rc = load_file(n, t, rank)) != MPI_SUCCESS) {
+        mpitopo__tune_free(t);
+        return mpitopo__mpi_result(func, rc);
+    }
+    n->tune = t;
+    return MPITOPO_SUCCESS;
+}
+
+void mpitopo__tune_free(struct mpitopo__tune *t)
+{
+    if (t)
+        mpitopo__free(t->file);
+    mpitopo__free(t);
+}
+
+static tentry_t *find(struct mpitopo__tune *t, int op, long long sb, long long rb)
+{
+    for (int i = 0; t && i < TUNE_KEYS; i++)
+        if (t->e[i].used && t->e[i].op == op && t->e[i].sb == sb && t->e[i].rb == rb)
+            return &t->e[i];
+    return NULL;
+}
+
+/* A free entry, else the least recently used (the same on every process:
+ * every process makes the same blocking calls). */
+static tentry_t *victim(struct mpitopo__tune *t)
+{
+    tentry_t *best = &t->e[0];
+    for (int i = 0; i < TUNE_KEYS; i++) {
+        if (!t->e[i].used)
+            return &t->e[i];
+        if (t->e[i].stamp < best->stamp)
+            best = &t->e[i];
+    }
+    return best;
+}
+
+/* The file's decision for e, if it is one of e's candidates. */
+static int from_file(const struct mpitopo__tune *t, tentry_t *e)
+{
+    fentry_t k = {.op = e->op, .nprocs = t->nprocs, .nodes = t->nodes, .ppn = t->ppn,
+                  .size = size_class(e->sb, e->rb)};
+    snprintf(k.topo, sizeof k.topo, "%s", t->topo);
+    for (int i = 0; i < t->nfile; i++)
+        if (same_key(&t->file[i], &k))
+            for (int c = 0; c < e->ncand; c++)
+                if (e->cand[c] == t->file[i].sched) {
+                    e->decided = 1;
+                    e->sched = e->cand[c];
+                    e->source = SRC_FILE;
+                    return 1;
+                }
+    return 0;
+}
+
+static int entry_new(mpitopo__nbr_t *n, int op, long long sb, long long rb, tentry_t **out,
+                     const char *func)
+{
+    struct mpitopo__tune *t = n->tune;
+    tentry_t *e = victim(t);
+    *e = (tentry_t){.used = 1, .op = op, .sb = sb, .rb = rb, .sched = -1};
+    int rc = mpitopo__sched_candidates(n, op, sb, rb, e->cand, &e->ncand, &e->model, func);
+    if (rc != MPITOPO_SUCCESS) {
+        e->used = 0;
+        return rc;
+    }
+    for (int i = 0; i < TUNE_MAXC; i++) {
+        e->alive[i] = i < e->ncand;
+        for (int r = 0; r < TUNE_REPS; r++)
+            e->t[r][i] = -1;
+    }
+    if (!from_file(t, e) && e->ncand == 1) {
+        e->decided = 1;
+        e->sched = e->cand[0];
+        e->source = SRC_SINGLE;
+    }
+    *out = e;
+    return MPITOPO_SUCCESS;
+}
+
+int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, int form,
+                       mpitopo__sched_t *req, mpitopo__trial_t *trial, const char *func)
+{
+    *trial = (mpitopo__trial_t){NULL, 0, 0};
+    pthread_once(&env_once, read_env);
+    if (!tune_on || *req != MPITOPO__SCHED_AUTO)
+        return MPITOPO_SUCCESS;
+    tentry_t *e = find(n->tune, op, sb, rb);
+    if (form == 0 || (e && e->decided)) {
+        if (e && e->decided)
+            *req = (mpitopo__sched_t)e->sched;
+        return MPITOPO_SUCCESS;
+    }
+    int rc = n->tune ? MPITOPO_SUCCESS : tune_start(n, func);
+    if (rc == MPITOPO_SUCCESS && !e)
+        rc = entry_new(n, op, sb, rb, &e, func);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    e->stamp = ++n->tune->clock;
+    if (e->decided) {
+        *req = (mpitopo__sched_t)e->sched;
+        return MPITOPO_SUCCESS;
+    }
+    if (form != 1)
+        return MPITOPO_SUCCESS; /* persistent, undecided: the model */
+    while (!e->alive[e->pos])
+        e->pos++;
+    trial->entry = e;
+    trial->slot = e->pos;
+    trial->warm = !n->tune->warmed[e->cand[e->pos]];
+    *req = (mpitopo__sched_t)e->cand[e->pos];
+    return MPITOPO_SUCCESS;
+}
+
+static double median3(double a, double b, double c)
+{
+    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+/* The decision from the reduced times, and its verbose line. */
+static void decide(mpitopo__nbr_t *n, tentry_t *e)
+{
+    double med[TUNE_MAXC] = {0};
+    int best = -1;
+    for (int i = 0; i < e->ncand; i++) {
+        med[i] = e->alive[i] ? median3(e->t[0][i], e->t[1][i], e->t[2][i]) : e->t[0][i];
+        if (e->alive[i] && (best < 0 || med[i] < med[best]))
+            best = i;
+    }
+    if (best < 0)
+        best = 0; /* cannot happen: the best of round 0 is never stopped */
+    /* The model's choice (slot 0) stays unless clearly beaten. */
+    if (e->alive[0] && med[0] <= (1 + TUNE_KEEP) * med[best])
+        best = 0;
+    e->decided = 1;
+    e->sched = e->cand[best];
+    e->source = SRC_MEASURED;
+    for (int i = 0; i < e->ncand; i++)
+        e->t[1][i] = med[i]; /* what job_add records */
+    job_add(n->tune, e);
+    int rank = 0;
+    if (mpitopo__verbose() < 1 || PMPI_Comm_rank(n->comm, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    char line[512];
+    int len = 0;
+    for (int i = 0; i < e->ncand && len < (int)sizeof line; i++)
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %.2f us%s", i ? ", " : "",
+                        mpitopo__sched_name(e->cand[i]), med[i] * 1e6,
+                        e->alive[i] ? "" : " (stopped after 1 trial)");
+    mpitopo__log(1, "neighbor_%s (blocks %lld/%lld B) tuned over %d calls: %s -> %s (model: %s)",
+                 op_names[e->op], e->sb, e->rb, e->explored, line, mpitopo__sched_name(e->sched),
+                 mpitopo__sched_name(e->model));
+}
+
+int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
+                         const char *func)
+{
+    tentry_t *e = trial->entry;
+    if (!e)
+        return MPITOPO_SUCCESS;
+    e->explored++;
+    if (trial->warm) {
+        n->tune->warmed[e->cand[trial->slot]] = 1; /* the same candidate runs again, timed */
+        return MPITOPO_SUCCESS;
+    }
+    e->t[e->round][trial->slot] = seconds;
+    e->pos = trial->slot + 1;
+    while (e->pos < e->ncand && !e->alive[e->pos])
+        e->pos++;
+    if (e->pos < e->ncand)
+        return MPITOPO_SUCCESS;
+    e->pos = 0;
+    int rc = MPI_SUCCESS;
+    if (e->round == 0) {
+        double mx[TUNE_MAXC], best = -1;
+        rc = PMPI_Allreduce(e->t[0], mx, TUNE_MAXC, MPI_DOUBLE, MPI_MAX, n->comm);
+        int alive = 0;
+        for (int i = 0; rc == MPI_SUCCESS && i < e->ncand; i++) {
+            e->t[0][i] = mx[i];
+            if (best < 0 || mx[i] < best)
+                best = mx[i];
+        }
+        for (int i = 0; rc == MPI_SUCCESS && i < e->ncand; i++)
+            alive += e->alive[i] = mx[i] <= TUNE_EARLY * best;
+        if (rc == MPI_SUCCESS && alive == 1) {
+            for (int i = 0; i < e->ncand; i++)
+                e->t[1][i] = e->t[2][i] = e->t[0][i];
+            decide(n, e);
+        }
+    } else if (e->round == TUNE_REPS - 1) {
+        double mx[TUNE_REPS - 1][TUNE_MAXC];
+        rc = PMPI_Allreduce(e->t[1], mx, (TUNE_REPS - 1) * TUNE_MAXC, MPI_DOUBLE, MPI_MAX, n->comm);
+        if (rc == MPI_SUCCESS) {
+            memcpy(e->t[1], mx, sizeof mx);
+            decide(n, e);
+        }
+    }
+    e->round++;
+    return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result(func, rc);
+}
+
+int mpitopo__tune_state(MPI_Comm comm, int op, long long sb, long long rb, int *explored,
+                        int *decided, int *sched, int *source)
+{
+    mpitopo__nbr_t *n;
+    int rc = mpitopo__nbr_get(comm, __func__, &n);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    const tentry_t *e = find(n->tune, op, sb, rb);
+    if (!e)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "no tuner state for this signature");
+    *explored = e->explored;
+    *decided = e->decided;
+    *sched = e->decided ? e->sched : -1;
+    *source = e->source;
+    return MPITOPO_SUCCESS;
+}
+
+/* ---- Writing the decisions ---- */
+
+#ifdef MPITOPO_HAVE_JSONC
+static json_object *entry_json(const fentry_t *f, const double *us)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "op", json_object_new_string(op_names[f->op]));
+    json_object_object_add(o, "topology", json_object_new_string(f->topo));
+    json_object_object_add(o, "nprocs", json_object_new_int(f->nprocs));
+    json_object_object_add(o, "nodes", json_object_new_int(f->nodes));
+    json_object_object_add(o, "ppn", json_object_new_int(f->ppn));
+    json_object_object_add(o, "size", json_object_new_int64(f->size));
+    json_object_object_add(o, "schedule", json_object_new_string(mpitopo__sched_name(f->sched)));
+    if (us) {
+        json_object *m = json_object_new_object();
+        for (int s = 0; s <= TUNE_MAXC; s++)
+            if (us[s] >= 0)
+                json_object_object_add(m, mpitopo__sched_name(s), json_object_new_double(us[s]));
+        json_object_object_add(o, "measured_us", m);
+    }
+    return o;
+}
+
+static void write_file(void)
+{
+    char why[256] = "", tmp[4096];
+    int nold = 0;
+    char *text = slurp(tune_path, why, sizeof why);
+    fentry_t *old = text ? parse_file(text, &nold, why, sizeof why) : NULL;
+    mpitopo__free(text);
+    json_object *root = json_object_new_object(), *list = json_object_new_array();
+    json_object_object_add(root, "format", json_object_new_string("mpitopo-tuning"));
+    json_object_object_add(root, "version", json_object_new_int(1));
+    json_object_object_add(root, "host", json_object_new_string(mpitopo__host_name()));
+    /* Earlier decisions this job did not make again, then this job's (the
+     * last of equal keys). */
+    for (int i = 0; i < nold; i++) {
+        int again = 0;
+        for (int j = 0; j < njob && !again; j++)
+            again = same_key(&old[i], &job[j]);
+        if (!again)
+            json_object_array_add(list, entry_json(&old[i], NULL));
+    }
+    for (int j = 0; j < njob; j++) {
+        int later = 0;
+        for (int k = j + 1; k < njob && !later; k++)
+            later = same_key(&job[j], &job[k]);
+        if (!later)
+            json_object_array_add(list, entry_json(&job[j], job_us[j]));
+    }
+    json_object_object_add(root, "decisions", list);
+    mpitopo__free(old);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", tune_path, (long)getpid());
+    if (json_object_to_file_ext(tmp, root, JSON_C_TO_STRING_PRETTY) != 0 ||
+        rename(tmp, tune_path) != 0) {
+        mpitopo__log(0, "MPITOPO_TUNING_FILE %s could not be written (%s)", tune_path,
+                     strerror(errno));
+        unlink(tmp);
+    } else {
+        mpitopo__log(1, "MPITOPO_TUNING_FILE %s: %d decision(s) of this job written", tune_path,
+                     njob);
+    }
+    json_object_put(root);
+}
+#endif
+
+void mpitopo__tune_finalize(void)
+{
+    int rank = -1;
+    pthread_once(&env_once, read_env);
+    pthread_mutex_lock(&job_lock);
+    if (tune_on && tune_path && njob > 0 && PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS &&
+        rank == 0) {
+#ifdef MPITOPO_HAVE_JSONC
+        write_file();
+#endif
+    }
+    mpitopo__free(job);
+    mpitopo__free(job_us);
+    job = NULL;
+    job_us = NULL;
+    njob = capjob = 0;
+    pthread_mutex_unlock(&job_lock);
+}
