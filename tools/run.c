@@ -102,7 +102,8 @@ const char *mpitopo__run_help =
     "  mpitopo run: kept the launch placement (WHY)\n"
     "X is the off-node traffic of the launch placement (bytes sent between\n"
     "processes on different nodes, over the recorded run), Y that of the stored\n"
-    "placement: predicted when recording, measured in the run when applying.\n"
+    "placement: predicted when recording, measured in the run when applying (the\n"
+    "stored prediction when the applied run ends without MPI_Finalize).\n"
     "\n"
     "Environment:\n"
     "  MPITOPO_CACHE         the cache directory\n"
@@ -218,7 +219,8 @@ typedef struct launch {
     int prog;
     int np;
     int allocation;  /* hosts given on the command line or by a resource manager */
-    int *drop;       /* per argument: 1 when dropped on apply */
+    int *drop;       /* per argument: 1 when dropped on apply, 2 when dropped on apply under emulation */
+    int emulated;    /* MPITOPO_EMULATE passed to the processes with -x / -genv */
     int preload_at;  /* the argument holding the user's LD_PRELOAD for the processes, or 0 */
     char key[8192];  /* the layout part of the cache key */
 } launch_t;
@@ -335,6 +337,23 @@ static int parse_launch(launch_t *l)
         }
         for (int k = 0; k <= nargs; k++)
             l->drop[i + k] = (o->flags & PLACE) != 0;
+        /* mpitopo's variables given to the processes on the command line:
+         * part of the key; the emulated launch placement is replaced when
+         * applying under emulation. */
+        const char *var = NULL, *val = NULL;
+        if (l->flavour == OMPI && !strcmp(o->name, "-x"))
+            var = value, val = strchr(value, '=') ? strchr(value, '=') + 1 : getenv(value);
+        if (l->flavour == HYDRA && (!strcmp(o->name, "-genv") || !strcmp(o->name, "-env")))
+            var = value, val = l->argv[i + 2];
+        if (var && !strncmp(var, "MPITOPO_", 8)) {
+            size_t vlen = strcspn(var, "=");
+            key_add(l, "%.*s=%s\n", (int)vlen, var, val ? val : "");
+            if (vlen == 25 && !strncmp(var, "MPITOPO_EMULATE_PLACEMENT", vlen))
+                for (int k = 0; k <= nargs; k++)
+                    l->drop[i + k] = 2;
+            if (vlen == 15 && !strncmp(var, "MPITOPO_EMULATE", vlen))
+                l->emulated = val && *val;
+        }
         /* The program's own preload: the shim goes in front of it. */
         if (l->flavour == OMPI && !strcmp(o->name, "-x") && !strncmp(value, "LD_PRELOAD=", 11))
             l->preload_at = i + 1;
@@ -818,7 +837,7 @@ static char **build_argv(const launch_t *l, const env_list_t *e, int apply, cons
         }
     }
     for (int i = 1; i < l->argc; i++) {
-        if (apply && !emulated && i < l->prog && l->drop[i])
+        if (apply && i < l->prog && l->drop[i] == (emulated ? 2 : 1))
             continue;
         v[k] = l->argv[i];
         for (int j = 0; i == l->preload_at && j < e->n; j++)
@@ -953,7 +972,7 @@ int mpitopo__run_main(int argc, char **argv)
     snprintf(rec, sizeof rec, "%.3900s/.%.64s-%016llx.%ld.record", dir, base, (unsigned long long)id.key,
              (long)getpid());
     const char *emulate = mpitopo__getenv(MPITOPO_ENV_EMULATE);
-    int emulated = emulate && *emulate;
+    int emulated = (emulate && *emulate) || l.emulated;
     snprintf(file, sizeof file, "%.4000s.%s", entry,
              emulated ? "emulate" : l.flavour == OMPI ? "rankfile" : l.flavour == HYDRA ? "hosts" : "slurmhosts");
 

@@ -36,6 +36,17 @@ int mpitopo__coll_sends(MPI_Comm comm, long long *sends);
 
 enum { AG, A2A, A2AV, NOPS };
 static const char *op_name[NOPS] = {"allgather", "alltoall", "alltoallv"};
+
+/* The host defects of src/coll/defects.c this test meets: MPICH 4.0.2's
+ * MPI_Neighbor_allgather (a truncated receive not reported), which auto
+ * therefore never chooses. */
+static int host_defect(int op)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(v, &len);
+    return op == AG && mt_is_mpich() && strstr(v, "4.0.2") != NULL;
+}
 enum { LINEAR, COMBINE, AUTO, NSCHED };
 static const char *sched_name[NSCHED] = {"linear", "combine", "auto"};
 
@@ -277,6 +288,12 @@ static void check(make_t *make, int bytes)
             printf("# %s, %s, %d-byte blocks: messages linear %lld, combine %lld, auto %lld\n",
                    g.label, op_name[op], bytes, n[LINEAR], n[COMBINE], n[AUTO]);
         int small = bytes <= 1024 || op == A2AV, saves = n[COMBINE] < n[LINEAR];
+        if (host_defect(op)) { /* src/coll/defects.c: never handed to this host MPI */
+            MT_CHECK(n[AUTO] == n[LINEAR] || n[AUTO] == n[COMBINE],
+                     "%s, %s: the host MPI's call is known broken, auto sent %lld messages, linear %lld, "
+                     "combine %lld", g.label, op_name[op], n[AUTO], n[LINEAR], n[COMBINE]);
+            continue;
+        }
         MT_CHECK(n[AUTO] == 0 || n[AUTO] == n[COMBINE],
                  "%s, %s: auto sent %lld messages: neither the host MPI's (0) nor combine's "
                  "(%lld)", g.label, op_name[op], n[AUTO], n[COMBINE]);

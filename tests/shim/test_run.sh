@@ -108,4 +108,21 @@ MPITOPO_EMULATE_PLACEMENT=block run "$tmp/block" -- "$prog" "$d0" "$d1"
 [[ $err == "mpitopo run: kept the launch placement (the stored placement "*" is no better: off-node bytes "* ]] &&
     [ "$rc" = 0 ] || fail "block placement: '$err'"
 
+# 10. The launch placement given to the processes on the command line
+# (-x / -genv): keyed, and replaced by the stored one when applying.
+case $SHIM_FLAVOR in
+openmpi) XP=(-x MPITOPO_EMULATE_PLACEMENT=rr) ;;
+mpich) XP=(-genv MPITOPO_EMULATE_PLACEMENT rr) ;;
+esac
+L0=("${L[@]}")
+L=("${L0[@]}" "${XP[@]}")
+MPITOPO_EMULATE_PLACEMENT=block run "$tmp/x" -- "$prog" "$d0" "$d1"
+re='^mpitopo run: recorded .* \(off-node bytes ([0-9]+) -> ([0-9]+) predicted\)$'
+[[ $err =~ $re ]] && [ "${BASH_REMATCH[2]}" -lt "${BASH_REMATCH[1]}" ] || fail "-x placement, record: '$err'"
+MPITOPO_EMULATE_PLACEMENT=block run "$tmp/x" -- "$prog" "$d0" "$d1"
+re='^mpitopo run: applied .* \(off-node bytes ([0-9]+) -> ([0-9]+)\)$'
+[[ $err =~ $re ]] && [ "${BASH_REMATCH[2]}" -lt "${BASH_REMATCH[1]}" ] && [[ $out == *"PASS world_halo"* ]] ||
+    fail "-x placement, apply: '$err' (the measured bytes must drop)"
+L=("${L0[@]}")
+
 [ "$fails" = 0 ] && echo "PASS run" || exit 1
