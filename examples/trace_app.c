@@ -1,6 +1,6 @@
 /*
  * trace_app: a plain MPI program that knows nothing of mpitopo and builds no
- * topology, the kind trace_and_map.sh is for. Its pattern makes the default
+ * topology, the kind `mpitopo run` (and trace_and_map.sh) is for. Its pattern makes the default
  * (block) launch placement a bad one: every rank r exchanges a large
  * message with its partner r + P/2 (mod P), which block placement puts on
  * another node, and small messages with r - 1 and r + 1.
@@ -9,7 +9,7 @@
  *
  * Checks (exit status 1 on failure): every message holds what its sender
  * put in it. Prints "trace_app: PASS" on rank 0 and, with -v as the first
- * argument, the host of every rank (to see a rank file's placement).
+ * argument, the host of every rank (to see the placement a launcher was given).
  */
 #include <mpi.h>
 

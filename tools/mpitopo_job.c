@@ -5,6 +5,10 @@
  * the job's size next to the best node-aware layout.
  *
  *   mpirun -n 16 mpitopo-job [NDIMS]        (default NDIMS = 2)
+ *
+ * Its last line tells how to launch a program with a placement fitted to its
+ * traffic (mpitopo run); the lines above it are read by scripts and stay as
+ * they are.
  */
 #include <mpitopo.h>
 
@@ -27,7 +31,9 @@ static const char *help =
     "grid of the job's size (dimensions from MPI_Dims_create, ranks as\n"
     "MPI_Cart_create keeps them): distinct off-node and on-node partners per\n"
     "process (min, max, avg), and the off-node partners of the best node-aware\n"
-    "layout, where every node holds one box of the grid.\n"
+    "layout, where every node holds one box of the grid. Its last line gives the\n"
+    "command that launches a program with a placement fitted to its own traffic\n"
+    "on this job's nodes (mpitopo run, see mpitopo help run).\n"
     "\n"
     "Arguments:\n"
     "  NDIMS                 dimensions of the grid: 1, 2 (default) or 3\n"
@@ -135,6 +141,21 @@ static int evaluate(const mpitopo_machine_t *m, const int *leaf_of_rank, int siz
     return rc != MPITOPO_SUCCESS;
 }
 
+/* The launcher that started the job, as its environment tells: Open MPI's
+ * mpirun (orterun) gives its processes its URI, also inside a Slurm job
+ * where its daemons run under srun; srun gives SLURM_STEP_ID (so does a
+ * launcher whose proxies srun started, such as Hydra in a Slurm job);
+ * anything else is named mpiexec, MPI's standard name. Only the hint's
+ * wording depends on it: mpitopo run tells the launcher by its --version. */
+static const char *launcher_name(void)
+{
+    if (getenv("OMPI_MCA_orte_hnp_uri"))
+        return "mpirun";
+    if (getenv("SLURM_STEP_ID"))
+        return "srun";
+    return "mpiexec";
+}
+
 /* Parses the command line before MPI_Init, so that --help and --version
  * work without a launcher; 0 to run, else the exit status + 1. */
 static int parse_args(int argc, char **argv, int *ndims)
@@ -187,6 +208,10 @@ int main(int argc, char **argv)
         printf("levels above the nodes: %s\n", above);
         print_nodes(m, leaf_of_rank, size);
         status = evaluate(m, leaf_of_rank, size, ndims);
+        if (!status)
+            printf("for a placement fitted to a program's traffic, launch it with: "
+                   "mpitopo run -- %s -n %d PROGRAM [ARGS...]\n",
+                   launcher_name(), size);
     }
     mpitopo_machine_destroy(&m);
     free(leaf_of_rank);

@@ -91,7 +91,9 @@ run neighbor_graph.5 "neighbor_graph: PASS" 5 "$b/neighbor_graph" 3 4
 run make.halo_cart "halo_cart: PASS" 4 "$tmp/make/halo_cart"
 [ -z "$mpif90" ] || run make.halo_cart_f "halo_cart_f: PASS" 4 "$tmp/make/halo_cart_f"
 
-# (c) trace, map, relaunch; every node of the map is this host (--local).
+# (c) mpitopo run through trace_and_map.sh: record, then apply, on this host
+# as 2 emulated nodes (--local) with the ranks laid block by block, which
+# puts every large exchange of trace_app across the nodes.
 unset MPITOPO_EMULATE MPITOPO_EMULATE_PLACEMENT
 if [ -x "$tmp/prefix/bin/mpitopo" ]; then
     status=0
@@ -100,8 +102,17 @@ if [ -x "$tmp/prefix/bin/mpitopo" ]; then
     printf '%s\n' "$out"
     [ "$status" = 0 ] || fail "trace_and_map.sh exited with status $status"
     [ "$(grep -cx "trace_app: PASS" <<<"$out")" = 2 ] || fail "trace_and_map.sh: not two trace_app passes"
-    grep -q "^mpitopo map: .*off-node weight" <<<"$out" || fail "trace_and_map.sh: no mapping report"
-    grep -q "^ *weighted cost sum" <<<"$out" || fail "trace_and_map.sh: no eval table of the placement file"
+    grep -q "^ *off-node partners (avg)" <<<"$out" || fail "trace_and_map.sh: no --explain table"
+    # The contract lines of mpitopo run: one per launch, the off-node bytes
+    # lower with the placement applied (X > Y).
+    [ "$(grep -c "^mpitopo run: \(recorded\|applied\|kept\) " <<<"$out")" = 2 ] ||
+        fail "trace_and_map.sh: not two 'mpitopo run:' contract lines"
+    rec=$(sed -En 's/^mpitopo run: recorded ([^ ]+) \(off-node bytes ([0-9]+) -> ([0-9]+) predicted\)$/\1 \2 \3/p' <<<"$out")
+    app=$(sed -En 's/^mpitopo run: applied ([^ ]+) \(off-node bytes ([0-9]+) -> ([0-9]+)\)$/\1 \2 \3/p' <<<"$out")
+    [[ $rec == "$tmp/tm/"* ]] && awk '{ exit !($3 < $2) }' <<<"$rec" ||
+        fail "trace_and_map.sh: no 'recorded' line in $tmp/tm with fewer off-node bytes predicted (${rec:-none})"
+    [ -n "$app" ] && [ "${app%% *}" = "${rec%% *}" ] && awk '{ exit !($3 < $2) }' <<<"$app" ||
+        fail "trace_and_map.sh: no 'applied' line of ${rec%% *} with fewer off-node bytes (${app:-none})"
 else
     echo "(no mpitopo CLI installed: trace_and_map.sh not run)"
 fi
