@@ -1,11 +1,19 @@
-/* An allocator for the harnesses that refuses blocks above FUZZ_ALLOC_LIMIT:
- * inputs can ask for 2^31-1 leaves or processes, and refusing big blocks
- * keeps each run fast, under libFuzzer's memory limit, and exercises the
- * out-of-memory paths. Define FUZZ_ALLOC_LIMIT before including. */
+/* What the harnesses share: CHECK, which traps on an inconsistency (the
+ * fuzzer reports it as a crash), and an allocator that refuses blocks above
+ * FUZZ_ALLOC_LIMIT: inputs can ask for 2^31-1 leaves or processes, and
+ * refusing big blocks keeps each run fast, under libFuzzer's memory limit,
+ * and exercises the out-of-memory paths. Define FUZZ_ALLOC_LIMIT before
+ * including. */
 #ifndef MPITOPO_FUZZ_ALLOC_H
 #define MPITOPO_FUZZ_ALLOC_H
 
 #include <stdlib.h>
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            __builtin_trap();                                                                      \
+    } while (0)
 
 static void *fuzz_malloc(size_t n)
 {

@@ -15,11 +15,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)             \
-    do {                        \
-        if (!(cond))            \
-            __builtin_trap();   \
-    } while (0)
 
 #define FUZZ_ALLOC_LIMIT ((size_t)1 << 20)
 #include "fuzz_alloc.h"

@@ -21,11 +21,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)             \
-    do {                        \
-        if (!(cond))            \
-            __builtin_trap();   \
-    } while (0)
 
 #define FUZZ_ALLOC_LIMIT ((size_t)1 << 24)
 #include "fuzz_alloc.h"
@@ -107,7 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(t != NULL);
         check_topology(t);
     } else {
-        CHECK(t == NULL && rc < 0 && strstr(mpitopo_last_error(), "fuzz") != NULL);
+        /* A bad file is named in its message; out of memory (the harness's
+         * allocator refuses big blocks: node[0-999999]) need not be. */
+        CHECK(t == NULL && rc < 0 && (rc == MPITOPO_ERR_NOMEM || strstr(mpitopo_last_error(), "fuzz") != NULL));
     }
     mpitopo__slurm_free(&t);
     CHECK(t == NULL);
