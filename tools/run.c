@@ -132,7 +132,7 @@ enum {
     ARG1 = 1,      /* takes one value */
     ARG2 = 2,      /* takes two values */
     PLACE = 4,     /* decides the placement: dropped when applying */
-    HOSTS = 8,     /* names the hosts: part of the key, and an allocation */
+    HOSTS = 8,     /* names the hosts: part of the key */
     NP = 16,       /* the process count */
     REFUSE = 32,   /* a form mpitopo run cannot handle */
     HOSTFILE = 64, /* a file of hosts: its contents go into the key */
@@ -218,7 +218,6 @@ typedef struct launch {
     char **argv;     /* argv[0] the launcher, argv[prog] the program */
     int prog;
     int np;
-    int allocation;  /* hosts given on the command line or by a resource manager */
     int *drop;       /* per argument: 1 when dropped on apply, 2 when dropped on apply under emulation */
     int emulated;    /* MPITOPO_EMULATE passed to the processes with -x / -genv */
     int preload_at;  /* the argument holding the user's LD_PRELOAD for the processes, or 0 */
@@ -323,8 +322,6 @@ static int parse_launch(launch_t *l)
             SAY("cannot parse the launcher command: %s '%s' is not a process count\n", o->name, value);
             return -1;
         }
-        if (o->flags & HOSTS)
-            l->allocation = 1;
         if (o->flags & (HOSTS | PLACE))
             key_add(l, "%.*s %s\n", (int)len, a, value ? value : "");
         if (o->flags & HOSTFILE) {
@@ -692,16 +689,20 @@ static int write_launcher_file(const char *path, const launch_t *l, const record
         for (int i = 0; i < r->nprocs; i++)
             fprintf(f, "%d\n", r->leaf[i]);
     } else if (l->flavour == OMPI) {
-        /* Hosts by their place in the allocation (+nK, node K numbered by
-         * lowest rank, as the launch filled them) when the command or a
-         * resource manager gives one, else by name; slots folded onto the
-         * cores the node has (an oversubscribed node has more leaves). */
+        /* Hosts by the names the processes reported (Open MPI 4.1 refuses
+         * relative hosts, +nK, beside a --hostfile). A node with at most
+         * one process per core gets each on the core of its slot; an
+         * oversubscribed one (more processes than cores) the whole range
+         * for every process, as an unbound launch leaves them: mpirun stops
+         * on a slot the node does not have. */
         for (int i = 0; i < r->nprocs; i++) {
-            int n = r->node[i], cores = r->cores[n] > 0 ? r->cores[n] : r->leaves[n];
-            if (l->allocation)
-                fprintf(f, "rank %d=+n%d slot=%d\n", i, n, r->slot[i] % cores);
+            int n = r->node[i], cores = r->cores[n];
+            if (cores > 0 && r->leaves[n] <= cores)
+                fprintf(f, "rank %d=%s slot=%d\n", i, r->host[n], r->slot[i]);
+            else if (cores > 1)
+                fprintf(f, "rank %d=%s slot=0-%d\n", i, r->host[n], cores - 1);
             else
-                fprintf(f, "rank %d=%s slot=%d\n", i, r->host[n], r->slot[i] % cores);
+                fprintf(f, "rank %d=%s slot=0\n", i, r->host[n]);
         }
     } else if (l->flavour == HYDRA) {
         for (int i = 0; i < r->nprocs; i++)
@@ -942,12 +943,8 @@ int mpitopo__run_main(int argc, char **argv)
     }
     const char *slurm[] = {"SLURM_JOB_NODELIST", "SLURM_TASKS_PER_NODE"};
     for (int k = 0; k < 2; k++)
-        if (getenv(slurm[k])) {
+        if (getenv(slurm[k]))
             key_add(&l, "%s %s\n", slurm[k], getenv(slurm[k]));
-            l.allocation = 1;
-        }
-    if (getenv("PBS_NODEFILE"))
-        l.allocation = 1;
     key_add(&l, "launcher %s np %d\n", flavour_name[l.flavour], l.np);
     id.key = fnv(fnv(FNV_INIT, id.program, strlen(id.program)), l.key, strlen(l.key));
 
