@@ -81,15 +81,19 @@ app_result() {
   esac
 }
 
-# offnode_bytes TRACE PLACEMENT NODES PPN: bytes of the pattern file TRACE
-# between ranks on different nodes when NODES*PPN ranks are laid block
-# (rank r on node r/PPN) or rr (rank r on node r%NODES).
+# offnode_bytes TRACE PLACEMENT NODES PPN: "OFF TOTAL", the bytes of the
+# pattern file TRACE between ranks on different nodes, and all its bytes,
+# when NODES*PPN ranks are laid block (rank r on node r/PPN), rr (rank r on
+# node r%NODES) or file:RANKFILE (an Open MPI rankfile, "rank R=HOST ...").
 offnode_bytes() {
-  awk -v pl="$2" -v nodes="$3" -v ppn="$4" '
-    function node(r) { return pl == "rr" ? r % nodes : int(r / ppn) }
+  local rankfile=/dev/null
+  [[ $2 != file:* ]] || rankfile=${2#file:}
+  awk -v pl="$2" -v nodes="$3" -v ppn="$4" -v rf="$rankfile" '
+    function node(r) { return pl ~ /^file:/ ? host[r] : pl == "rr" ? r % nodes : int(r / ppn) }
+    FILENAME == rf { if ($1 == "rank") { split($2, a, "="); host[a[1]] = a[2] } next }
     /^#/ || /^mpitopo-pattern/ || NF < 3 { next }
     { total += $3; if (node($1) != node($2)) off += $3 }
-    END { printf "%.0f %.0f\n", off, total }' "$1"
+    END { printf "%.0f %.0f\n", off, total }' "$rankfile" "$1"
 }
 
 # mpitopo_run_line FILE: the "mpitopo run: ..." line of a run's stderr.

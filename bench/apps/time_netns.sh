@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Time to solution of real programs on real TCP between emulated hosts
 # (bench/netns.sh: network namespaces, links shaped to RATE), round-robin
-# launch (mpirun --map-by node), side by side in one run:
+# launch (mpirun --map-by node; -m block: --map-by slot), side by side in
+# one run:
 #
 #   native  the program alone
 #   job     libmpitopo_shim.so with MPITOPO_REORDER=job
+#   map     the launch placement by hand, what `mpitopo run` automates: the
+#           warm-up's native trace mapped by `mpitopo map --placement rr
+#           --format openmpi-rankfile`, then mpirun --rankfile FILE
 #   rec     `mpitopo run --record --cache DIR --`: the shim records, the
 #           program's run is unchanged (its cost: rec against native)
 #   app     `mpitopo run --apply --cache DIR --`: relaunched with the
 #           recorded placement (a rankfile)
 #   (rec and app are skipped with a message while `mpitopo run --help` fails)
 #
-# First a warm-up round, not timed, with the tracer preloaded (native and
-# job): the traced off-node bytes (ranks on different hosts) and the
+# First a warm-up round, not timed, with the tracer preloaded (native, job
+# and map): the traced off-node bytes (ranks on different hosts) and the
 # reference output. Then REPS rounds, each running every configuration once
 # in the order above; every run's output is compared with the reference
 # (GROMACS ener.edr byte for byte, LAMMPS thermo at %.17g). Printed: every
@@ -20,12 +24,14 @@
 # ratio native / config of the medians, the runs whose output matched, and
 # the off-node bytes (mpitopo run: X -> Y from its stderr line).
 #
-#   bench/apps/time_netns.sh [-a APPS] [-k REPS] [-n HOSTS] [-p PPN] [-r RATE] [-w WORK] [-b BUILD] [-t TIMEOUT]
+#   bench/apps/time_netns.sh [-a APPS] [-k REPS] [-n HOSTS] [-p PPN] [-r RATE] [-m rr|block]
+#                            [-w WORK] [-b BUILD] [-t TIMEOUT]
 #
 #   -a APPS     default "gromacs lammps" (bench/apps/lib.sh)
 #   -k REPS     timed rounds, default 5
 #   -n HOSTS    namespaces, default 3; -p PPN ranks per host, default 4
 #   -r RATE     link rate each way, default 100mbit
+#   -m PLACE    the launch placement, rr (default) or block
 #   -w WORK     work directory, default /tmp/mpitopo-apps
 #   -b BUILD    mpitopo build directory, default build
 #   -t TIMEOUT  seconds before a run is stopped as hung, default 600
@@ -37,21 +43,27 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-apps="gromacs lammps" reps=5 hosts=3 ppn=4 rate=100mbit work=/tmp/mpitopo-apps build=$root/build tmo=600
+apps="gromacs lammps" reps=5 hosts=3 ppn=4 rate=100mbit pl=rr work=/tmp/mpitopo-apps build=$root/build tmo=600
 all_args=("$@")
-while getopts "a:k:n:p:r:w:b:t:h" opt; do
+while getopts "a:k:n:p:r:m:w:b:t:h" opt; do
   case $opt in
   a) apps=$OPTARG ;;
   k) reps=$OPTARG ;;
   n) hosts=$OPTARG ;;
   p) ppn=$OPTARG ;;
   r) rate=$OPTARG ;;
+  m) pl=$OPTARG ;;
   w) work=$OPTARG ;;
   b) build=$OPTARG ;;
   t) tmo=$OPTARG ;;
   *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
+case $pl in
+rr) mapby=node ;;
+block) mapby=slot ;;
+*) echo "time_netns.sh: -m $pl is not rr or block" >&2; exit 2 ;;
+esac
 build=$(cd "$build" && pwd)
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -74,7 +86,7 @@ mpitopo_run_available "$mpitopo" || {
   have_run=0
   echo "time_netns.sh: '$mpitopo run --help' fails: rec and app (mpitopo run) are skipped"
 }
-configs="native job"
+configs="native job map"
 ((have_run)) && configs+=" rec app"
 # shellcheck disable=SC2206 # words on purpose
 mpiargs=($NETNS_MPIRUN_ARGS)
@@ -91,7 +103,7 @@ run_one() {
   mkdir -p "$d"
   case $cfg in
   job) pre=(-x "LD_PRELOAD=$shim${traced:+:$tracer}" -x MPITOPO_REORDER=job) ;;
-  native) [[ -z $traced ]] || pre=(-x "LD_PRELOAD=$tracer") ;;
+  native | map) [[ -z $traced ]] || pre=(-x "LD_PRELOAD=$tracer") ;;
   rec) wrap=("$mpitopo" run --record --cache "$work/cache-netns/$app" --) ;;
   app) wrap=("$mpitopo" run --apply --cache "$work/cache-netns/$app" --) ;;
   esac
@@ -99,8 +111,10 @@ run_one() {
   app_argv "$app" "$work"
   t0=$(date +%s.%N)
   set +e
+  local place=(--map-by "$mapby")
+  [[ $cfg != map ]] || place=(--rankfile "$runs/$app.rankfile")
   (cd "$d" && timeout -k 10 "$tmo" "$NETNS_EXEC" "${wrap[@]}" mpirun.openmpi "${mpiargs[@]}" -n "$np" \
-    --hostfile "$NETNS_HOSTFILE" --map-by node "${pre[@]}" "${APP_ARGV[@]}" >"$d/stdout" 2>"$d/stderr")
+    --hostfile "$NETNS_HOSTFILE" "${place[@]}" "${pre[@]}" "${APP_ARGV[@]}" >"$d/stdout" 2>"$d/stderr")
   rc=$?
   set -e
   t1=$(date +%s.%N)
@@ -115,15 +129,23 @@ run_one() {
   echo "$st $(echo "$t1 - $t0" | bc)"
 }
 
-echo "time_netns.sh: $np ranks of Open MPI $(mpirun.openmpi --version 2>/dev/null | head -1 | awk '{print $NF}'), $hosts hosts x $ppn, --map-by node, $reps rounds; work $work"
+echo "time_netns.sh: $np ranks of Open MPI $(mpirun.openmpi --version 2>/dev/null | head -1 | awk '{print $NF}'), $hosts hosts x $ppn, --map-by $mapby ($pl), $reps rounds; work $work"
 for app in $apps; do
   declare -A off=()
   app_argv "$app" "$work"
   echo
   echo "-- $app: ${APP_ARGV[*]}"
-  for cfg in native job; do
+  for cfg in native job map; do
+    opl=$pl
+    if [[ $cfg == map ]]; then
+      # The native trace mapped onto the hosts: what mpitopo run records.
+      "$mpitopo" map --pattern "$runs/$app-native-0/trace.txt" --machine "node:$hosts core:$ppn" --placement "$pl" \
+        --format openmpi-rankfile --hosts "$(cut -d' ' -f1 "$NETNS_HOSTFILE" | paste -sd,)" \
+        --output "$runs/$app.rankfile" --verbose 2>&1 | grep -m1 '^mpitopo map' | sed 's/^/   /'
+      opl=file:$runs/$app.rankfile
+    fi
     read -r st t < <(run_one "$app" "$cfg" 0 traced)
-    o=$(offnode_bytes "$runs/$app-$cfg-0/trace.txt" rr "$hosts" "$ppn" 2>/dev/null | cut -d' ' -f1 || echo -)
+    o=$(offnode_bytes "$runs/$app-$cfg-0/trace.txt" "$opl" "$hosts" "$ppn" 2>/dev/null | cut -d' ' -f1 || echo -)
     off[$cfg]=${o:--}
     printf '   warm-up (traced) %-6s %-9s %7.1f s  off-node bytes %s\n' "$cfg" "$st" "$t" "${off[$cfg]}"
   done
