@@ -29,8 +29,9 @@
 #                  exported; e.g. '$NETNS_EXEC mpirun.openmpi
 #                  $NETNS_MPIRUN_ARGS -n 12 --hostfile $NETNS_HOSTFILE
 #                  --map-by node PROGRAM'. Host k (0-based) is namespace
-#                  mtb-hk with hostname mtb-hk and address 10.77.0.(k+1),
-#                  the k-th line of the hostfile.
+#                  mtb-hk with hostname mtb-hk and address 10.77.0.(k+1);
+#                  the hostfile names it mtb-hk (line k+1), and so must a
+#                  rankfile.
 #   -n HOSTS       namespaces ("hosts"), default 8
 #   -p PPN         ranks per host, default 8
 #   -r RATE        tbf rate of every link, each way (tc syntax), default 100mbit
@@ -143,7 +144,10 @@ for ((k = 0; k < hosts; k++)); do
   # Host -> switch (egress of eth0) and switch -> host (egress of the bridge port).
   shape "$ns" eth0
   shape "$ns_sw" "mtb-p$k"
-  echo "$subnet.$((k + 1)) slots=$ppn" >>"$tmp/hostfile"
+  # Hosts by name, the name each namespace gives itself: Open MPI calls the
+  # host it runs on by its hostname, so a rankfile (mpitopo map, mpitopo
+  # run) must name every host the same way for all of them to match.
+  echo "$ns slots=$ppn" >>"$tmp/hostfile"
 done
 
 # Open MPI's rsh launch agent: "agent HOST COMMAND..." runs COMMAND (a
@@ -153,7 +157,10 @@ cat >"$tmp/agent" <<'AGENT'
 #!/bin/sh
 host=$1
 shift
-ns=mtb-h$((${host##*.} - 1))
+case $host in
+mtb-h*) ns=$host ;;
+*) ns=mtb-h$((${host##*.} - 1)) ;;
+esac
 exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$1"; shift; exec sh -c "$*"' sh "$ns" "$@"
 AGENT
 chmod +x "$tmp/agent"

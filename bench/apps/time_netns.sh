@@ -112,7 +112,7 @@ run_one() {
   t0=$(date +%s.%N)
   set +e
   local place=(--map-by "$mapby")
-  [[ $cfg != map ]] || place=(--rankfile "$runs/$app.rankfile")
+  [[ $cfg != map ]] || place=(--rankfile "$runs/$app.rankfile" --bind-to none)
   (cd "$d" && timeout -k 10 "$tmo" "$NETNS_EXEC" "${wrap[@]}" mpirun.openmpi "${mpiargs[@]}" -n "$np" \
     --hostfile "$NETNS_HOSTFILE" "${place[@]}" "${pre[@]}" "${APP_ARGV[@]}" >"$d/stdout" 2>"$d/stderr")
   rc=$?
@@ -142,6 +142,9 @@ for app in $apps; do
       "$mpitopo" map --pattern "$runs/$app-native-0/trace.txt" --machine "node:$hosts core:$ppn" --placement "$pl" \
         --format openmpi-rankfile --hosts "$(cut -d' ' -f1 "$NETNS_HOSTFILE" | paste -sd,)" \
         --output "$runs/$app.rankfile" --verbose 2>&1 | grep -m1 '^mpitopo map' | sed 's/^/   /'
+      # The hosts share this box's cores: a slot=S beyond them makes Open
+      # MPI 4.1's mpirun stop without a word; any core of the box will do.
+      sed -i -E "s/slot=[0-9]+/slot=0-$(($(nproc) - 1))/" "$runs/$app.rankfile"
       opl=file:$runs/$app.rankfile
     fi
     read -r st t < <(run_one "$app" "$cfg" 0 traced)
