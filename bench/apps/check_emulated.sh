@@ -13,8 +13,9 @@
 #
 # and prints one table: PASS when the run ended and its output (GROMACS:
 # ener.edr byte for byte; LAMMPS: the thermo table at %.17g) equals the
-# native run's, FAIL (hang: no end within -t seconds; rc N; output differs,
-# with the diff's head below the table); off-node bytes: the tracer's
+# native run's, FAIL (timeout: no end within -t seconds, with the last step
+# the program reported: "-" when none, a hang; rc N; output differs, with
+# the diff's head below the table); off-node bytes: the tracer's
 # point-to-point bytes between ranks on different emulated nodes (for
 # mpitopo run, X -> Y from its stderr line).
 #
@@ -25,7 +26,8 @@
 #   -w WORK        work directory (inputs cached, runs), default /tmp/mpitopo-apps
 #   -b BUILD       mpitopo build directory (src/libmpitopo_shim.so,
 #                  tools/mpitopo), default build
-#   -t TIMEOUT     seconds before a run counts as hung, default 300
+#   -t TIMEOUT     seconds before a run is stopped, default 300 (a run takes
+#                  5-30 s on 2 busy cores)
 #
 # Environment: GMX, LMP (programs), GMX_NSTEPS (500), GMX_BOX (4.5 nm),
 # LMP_STEPS (200), LMP_N (16), MPIRUN (mpirun.openmpi).
@@ -90,7 +92,7 @@ run_one() {
   t1=$(date +%s.%N)
   app_result "$app" "$d" >"$d/result.txt"
   if ((rc == 124 || rc == 137)); then
-    status="FAIL(hang)"
+    status="FAIL(timeout)"
   elif ((rc != 0)); then
     status="FAIL(rc$rc)"
   elif [[ ! -s $d/result.txt ]]; then
@@ -112,7 +114,8 @@ run_one() {
     off="${xy% *}->${xy#* }" ;;
   esac
   local note
-  note=$(grep -m1 -E '^mpitopo( run)?: ' "$d/stderr" 2>/dev/null | cut -c1-110 || true)
+  note=$(grep -m1 -E '^mpitopo( run)?: ' "$d/stderr" 2>/dev/null || true)
+  [[ $status != FAIL* ]] || note="last step $(app_progress "$app" "$d"); $note"
   row "$app" "$pl" "$cfg" "$status" "$(printf %.1f "$(echo "$t1 - $t0" | bc)")" "$off" "$note"
 }
 

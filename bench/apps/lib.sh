@@ -81,6 +81,20 @@ app_result() {
   esac
 }
 
+# app_progress APP DIR: the last step the run reported ("-" when none), to
+# tell a hang (no step at all) from a slow run that met the time limit.
+app_progress() {
+  local app=$1 dir=$2 step=
+  case $app in
+  gromacs)
+    step=$(awk '/^ +Step +Time/ { getline; s = $1 } END { print s }' "$dir/md.log" 2>/dev/null) ;;
+  lammps | lammps-reorder)
+    step=$(awk '/^ *Step / { on = 1; next } /^Loop time/ { on = 0 } on && $1 ~ /^[0-9]+$/ { s = $1 } END { print s }' \
+      "$dir/log.lammps" 2>/dev/null) ;;
+  esac
+  echo "${step:--}"
+}
+
 # offnode_bytes TRACE PLACEMENT NODES PPN: "OFF TOTAL", the bytes of the
 # pattern file TRACE between ranks on different nodes, and all its bytes,
 # when NODES*PPN ranks are laid block (rank r on node r/PPN), rr (rank r on
