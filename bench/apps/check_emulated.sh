@@ -34,7 +34,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-# shellcheck source=lib.sh
+# shellcheck source=bench/apps/lib.sh
 . "$here/lib.sh"
 apps="gromacs lammps lammps-reorder" placements="block rr" work=/tmp/mpitopo-apps build=$root/build tmo=300
 while getopts "a:m:w:b:t:h" opt; do
@@ -64,6 +64,7 @@ mpitopo_run_available "$mpitopo" || {
   echo "check_emulated.sh: '$mpitopo run --help' fails: the mpitopo run rows are skipped" >&2
 }
 
+# shellcheck disable=SC2054 # "self,vader" is one argument
 launcher=("$MPIRUN" --oversubscribe --mca btl self,vader --mca mpi_yield_when_idle 1 -n "$np")
 table=$work/table.txt diffs=$work/diffs.txt
 : >"$table"
@@ -72,7 +73,7 @@ row() { printf '%-15s %-9s %-7s %-15s %7s %22s  %s\n' "$@" | tee -a "$table"; }
 
 # run_one APP PLACEMENT CONFIG: one run in WORK/runs/APP-PLACEMENT-CONFIG.
 run_one() {
-  local app=$1 pl=$2 cfg=$3 d pre=() wrap=() rc t0 t1 status off="-" res xy
+  local app=$1 pl=$2 cfg=$3 d pre=() wrap=() rc t0 t1 status off="-" xy
   d=$work/runs/$app-$pl-$cfg
   rm -rf "$d" && mkdir -p "$d"
   case $cfg in

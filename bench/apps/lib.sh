@@ -51,6 +51,7 @@ app_prepare() {
 }
 
 # app_argv APP WORK: sets the array APP_ARGV, the program and its arguments.
+# shellcheck disable=SC2034 # APP_ARGV is for the caller
 app_argv() {
   local app=$1 work=$2
   case $app in

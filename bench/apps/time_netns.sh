@@ -41,7 +41,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-# shellcheck source=lib.sh
+# shellcheck source=bench/apps/lib.sh
 . "$here/lib.sh"
 apps="gromacs lammps" reps=5 hosts=3 ppn=4 rate=100mbit pl=rr work=/tmp/mpitopo-apps build=$root/build tmo=600
 all_args=("$@")
