@@ -82,7 +82,8 @@ run_one() {
   job) pre=(-x "LD_PRELOAD=$shim:$tracer" -x MPITOPO_REORDER=job) ;;
   run-*) wrap=("$mpitopo" run --cache "$work/cache/$app-$pl" --) ;;
   esac
-  [[ $cfg == native ]] || pre+=(-x "MPITOPO_TRACE_FILE=$d/trace.txt")
+  # mpitopo run records by itself: nothing of ours in its way.
+  [[ $cfg == native || $cfg == run-* ]] || pre+=(-x "MPITOPO_TRACE_FILE=$d/trace.txt")
   app_argv "$app" "$work"
   t0=$(date +%s.%N)
   set +e
