@@ -78,8 +78,8 @@ run_one() {
   rm -rf "$d" && mkdir -p "$d"
   case $cfg in
   trace) pre=(-x "LD_PRELOAD=$tracer") ;;
-  shim) pre=(-x "LD_PRELOAD=$shim:$tracer") ;;
-  job) pre=(-x "LD_PRELOAD=$shim:$tracer" -x MPITOPO_REORDER=job) ;;
+  shim) pre=(-x "LD_PRELOAD=$(shim_preload "$shim" "$tracer")") ;;
+  job) pre=(-x "LD_PRELOAD=$(shim_preload "$shim" "$tracer")" -x MPITOPO_REORDER=job) ;;
   run-*) wrap=("$mpitopo" run --cache "$work/cache/$app-$pl" --) ;;
   esac
   # mpitopo run records by itself: nothing of ours in its way.

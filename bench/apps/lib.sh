@@ -111,6 +111,13 @@ offnode_bytes() {
     END { printf "%.0f %.0f\n", off, total }' "$rankfile" "$1"
 }
 
+# shim_preload SHIM TRACER: what LD_PRELOAD needs for the shim and the
+# traffic: the shim alone when it traces itself (a shim with the tracer
+# compiled in, MPITOPO_TRACE_FILE set), else the shim, then the tracer.
+shim_preload() {
+  if nm -D --defined-only "$1" 2>/dev/null | grep -qw 'MPI_Send$'; then echo "$1"; else echo "$1:$2"; fi
+}
+
 # mpitopo_run_line FILE: the "mpitopo run: ..." line of a run's stderr.
 mpitopo_run_line() {
   grep -m1 '^mpitopo run: ' "$1" 2>/dev/null || true

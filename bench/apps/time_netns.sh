@@ -102,7 +102,9 @@ run_one() {
   d=$runs/$app-$cfg-$k
   mkdir -p "$d"
   case $cfg in
-  job) pre=(-x "LD_PRELOAD=$shim${traced:+:$tracer}" -x MPITOPO_REORDER=job) ;;
+  job)
+    if [[ -n $traced ]]; then pre=(-x "LD_PRELOAD=$(shim_preload "$shim" "$tracer")"); else pre=(-x "LD_PRELOAD=$shim"); fi
+    pre+=(-x MPITOPO_REORDER=job) ;;
   native | map) [[ -z $traced ]] || pre=(-x "LD_PRELOAD=$tracer") ;;
   rec) wrap=("$mpitopo" run --record --cache "$work/cache-netns/$app" --) ;;
   app) wrap=("$mpitopo" run --apply --cache "$work/cache-netns/$app" --) ;;
