@@ -11,9 +11,27 @@
 # ring_netns.sh call this with their defaults.
 #
 #   bench/netns.sh -P PROGRAM [-n HOSTS] [-p PPN] [-r RATE] [-d DELAY] [-m PLACEMENTS] [-b BUILD]
-#                  [-a DEFAULT-ARGS] [-- PROGRAM-OPTIONS]
+#                  [-a DEFAULT-ARGS] [-W WRAPPER] [-M MPIRUN-ARGS] [-- PROGRAM-OPTIONS]
+#   bench/netns.sh -X PATH [same options]
+#   bench/netns.sh -c COMMAND [-n HOSTS] [-p PPN] [-r RATE] [-d DELAY]
 #
 #   -P PROGRAM     the benchmark, BUILD/bench/PROGRAM (halo, ring)
+#   -X PATH        any program instead (a path, or a name found in PATH)
+#   -W WRAPPER     words put before mpirun, run inside the first host, e.g.
+#                  "mpitopo run --cache DIR --"
+#   -M ARGS        more mpirun options (words), e.g. "-x LD_PRELOAD=LIB"
+#   -c COMMAND     set the hosts up, then run the shell command COMMAND
+#                  (bash -c) instead of mpirun, with NETNS_EXEC (a script:
+#                  "$NETNS_EXEC CMD ARGS..." runs CMD inside the first host,
+#                  under its hostname), NETNS_MPIRUN_ARGS (mpirun's options
+#                  for these hosts: run as root, agent, TCP interfaces;
+#                  words), NETNS_HOSTFILE, NETNS_HOSTS and NETNS_PPN
+#                  exported; e.g. '$NETNS_EXEC mpirun.openmpi
+#                  $NETNS_MPIRUN_ARGS -n 12 --hostfile $NETNS_HOSTFILE
+#                  --map-by node PROGRAM'. Host k (0-based) is namespace
+#                  mtb-hk with hostname mtb-hk and address 10.77.0.(k+1);
+#                  the hostfile names it mtb-hk (line k+1), and so must a
+#                  rankfile.
 #   -n HOSTS       namespaces ("hosts"), default 8
 #   -p PPN         ranks per host, default 8
 #   -r RATE        tbf rate of every link, each way (tc syntax), default 100mbit
@@ -29,9 +47,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 hosts=8 ppn=8 rate=100mbit delay= placements="block rr" build=$root/build-bench prog= defaults=
-while getopts "P:n:p:r:d:m:b:a:h" opt; do
+bin= wrapper= mpiextra= command=
+while getopts "P:X:W:M:c:n:p:r:d:m:b:a:h" opt; do
   case $opt in
   P) prog=$OPTARG ;;
+  X) bin=$OPTARG ;;
+  W) wrapper=$OPTARG ;;
+  M) mpiextra=$OPTARG ;;
+  c) command=$OPTARG ;;
   a) defaults=$OPTARG ;;
   n) hosts=$OPTARG ;;
   p) ppn=$OPTARG ;;
@@ -43,12 +66,22 @@ while getopts "P:n:p:r:d:m:b:a:h" opt; do
   esac
 done
 shift $((OPTIND - 1))
-[[ -n $prog ]] || { echo "netns.sh: -P PROGRAM is required" >&2; exit 2; }
 args=("$@")
 # shellcheck disable=SC2206 # the defaults are words on purpose
 ((${#args[@]})) || args=($defaults)
-bin=$build/bench/$prog
-[[ -x $bin ]] || { echo "netns.sh: $bin not built (cmake --build $build)" >&2; exit 1; }
+if [[ -n $command ]]; then
+  :
+elif [[ -n $bin ]]; then
+  [[ $bin == */* ]] || bin=$(command -v "$bin") || { echo "netns.sh: -X $OPTARG: not found" >&2; exit 1; }
+  [[ -x $bin ]] || { echo "netns.sh: $bin is not an executable" >&2; exit 1; }
+  prog=$bin
+else
+  [[ -n $prog ]] || { echo "netns.sh: -P PROGRAM, -X PATH or -c COMMAND is required" >&2; exit 2; }
+  bin=$build/bench/$prog
+  [[ -x $bin ]] || { echo "netns.sh: $bin not built (cmake --build $build)" >&2; exit 1; }
+fi
+# shellcheck disable=SC2206 # words on purpose
+wrap=($wrapper) extra=($mpiextra)
 ((EUID == 0)) || { echo "netns.sh: needs root (ip netns, tc)" >&2; exit 1; }
 ((hosts >= 1 && hosts <= 200)) || { echo "netns.sh: -n must be 1..200" >&2; exit 1; }
 
@@ -111,7 +144,10 @@ for ((k = 0; k < hosts; k++)); do
   # Host -> switch (egress of eth0) and switch -> host (egress of the bridge port).
   shape "$ns" eth0
   shape "$ns_sw" "mtb-p$k"
-  echo "$subnet.$((k + 1)) slots=$ppn" >>"$tmp/hostfile"
+  # Hosts by name, the name each namespace gives itself: Open MPI calls the
+  # host it runs on by its hostname, so a rankfile (mpitopo map, mpitopo
+  # run) must name every host the same way for all of them to match.
+  echo "$ns slots=$ppn" >>"$tmp/hostfile"
 done
 
 # Open MPI's rsh launch agent: "agent HOST COMMAND..." runs COMMAND (a
@@ -121,12 +157,33 @@ cat >"$tmp/agent" <<'AGENT'
 #!/bin/sh
 host=$1
 shift
-ns=mtb-h$((${host##*.} - 1))
+case $host in
+mtb-h*) ns=$host ;;
+*) ns=mtb-h$((${host##*.} - 1)) ;;
+esac
 exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$1"; shift; exec sh -c "$*"' sh "$ns" "$@"
 AGENT
 chmod +x "$tmp/agent"
 
+# "inns CMD ARGS...": CMD inside the first host, under its hostname.
+cat >"$tmp/inns" <<'INNS'
+#!/bin/sh
+exec ip netns exec mtb-h0 unshare --uts sh -c 'hostname mtb-h0; shift; exec "$@"' sh - "$@"
+INNS
+chmod +x "$tmp/inns"
+mpiopts=(--allow-run-as-root --oversubscribe --mca plm_rsh_agent "$tmp/agent" --mca plm_rsh_no_tree_spawn 1
+  --mca btl tcp,vader,self --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24"
+  --mca mpi_yield_when_idle 1)
+
 echo "== $hosts hosts (network namespaces) x $ppn ranks, links shaped to $rate each way (tc tbf)${delay:+, delay $delay each way (netem)}, $(date -u +%Y-%m-%dT%H:%MZ)"
+if [[ -n $command ]]; then
+  NETNS_EXEC=$tmp/inns NETNS_MPIRUN_ARGS="${mpiopts[*]}" NETNS_HOSTFILE=$tmp/hostfile NETNS_HOSTS=$hosts NETNS_PPN=$ppn \
+    bash -c "$command" &
+  mpirun_pid=$!
+  wait "$mpirun_pid"
+  mpirun_pid=
+  exit 0
+fi
 for placement in $placements; do
   case $placement in
   block) map=slot ;;
@@ -134,13 +191,9 @@ for placement in $placements; do
   *) echo "netns.sh: placement $placement is not block or rr" >&2; exit 1 ;;
   esac
   echo
-  echo "-- placement $placement (mpirun --map-by $map): $prog ${args[*]}"
-  ip netns exec mtb-h0 unshare --uts sh -c 'hostname mtb-h0; shift; exec "$@"' sh - \
-    mpirun.openmpi --allow-run-as-root --oversubscribe -n $((hosts * ppn)) --hostfile "$tmp/hostfile" \
-    --map-by "$map" --mca plm_rsh_agent "$tmp/agent" --mca plm_rsh_no_tree_spawn 1 \
-    --mca btl tcp,vader,self --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
-    --mca mpi_yield_when_idle 1 \
-    "$bin" "${args[@]}" &
+  echo "-- placement $placement (mpirun --map-by $map): ${wrap[*]}${wrap:+ }$prog ${args[*]}"
+  "$tmp/inns" "${wrap[@]}" mpirun.openmpi "${mpiopts[@]}" -n $((hosts * ppn)) --hostfile "$tmp/hostfile" \
+    --map-by "$map" "${extra[@]}" "$bin" "${args[@]}" &
   # In the background, so that a signal reaches the trap at once.
   mpirun_pid=$!
   wait "$mpirun_pid"
