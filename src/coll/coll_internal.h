@@ -628,7 +628,8 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
 
 /* For the tests only (tests/mpi/tune_select.c): the time of every timed
  * trial becomes times(schedule, arg) on this process instead of the
- * call's own, so the selection runs on times the test knows; NULL
+ * call's own, and a reduction's times(MPITOPO__SCHED_AUTO, arg), so the
+ * selection runs on times the test knows; NULL
  * restores the clock. Not thread-safe; set it alike on every process. */
 void mpitopo__tune_test_times(double (*times)(int sched, void *arg), void *arg);
 

@@ -11,7 +11,8 @@
  *     process's time) and candidates slower than TUNE_EARLY times the best
  *     stop there; then the budget: what round 0 spent on slower candidates
  *     plus what the remaining rounds would spend (their round-0 excess
- *     over the best, once a round) must stay within TUNE_BUDGET of
+ *     over the best, once a round), with the two reductions (timed, the
+ *     slowest process's time of the last one), must stay within TUNE_BUDGET of
  *     TUNE_HORIZON calls of the best, else the slowest remaining
  *     candidates stop too (all of them, when round 0 alone spent more);
  *   rounds 1 .. TUNE_REPS-1: every remaining candidate once per round;
@@ -98,6 +99,9 @@ struct mpitopo__tune {
      * sets up connections and buffers (Open MPI connects peers on first
      * use), so it is not timed. */
     int warmed[TUNE_MAXC + 1];
+    /* This process's last allreduce of the tuner (seconds): the
+     * exploration budget counts the reductions too. */
+    double red_s;
 };
 
 /* ---- Settings ---- */
@@ -368,7 +372,11 @@ static int tune_start(mpitopo__nbr_t *n, const char *func)
         rc = PMPI_Comm_size(n->comm, &t->nprocs);
     int deg[2] = {n->indegree + n->outdegree, -(n->indegree + n->outdegree)}, all[2];
     if (rc == MPI_SUCCESS)
+    {
+        double t0 = PMPI_Wtime();
         rc = PMPI_Allreduce(deg, all, 2, MPI_INT, MPI_MAX, n->comm);
+        t->red_s = PMPI_Wtime() - t0;
+    }
     const mpitopo_nodeinfo_t *ni = NULL;
     int mrc = rc == MPI_SUCCESS ? mpitopo__comm_nodeinfo(n->comm, &ni) : MPITOPO_SUCCESS;
     if (rc != MPI_SUCCESS || mrc != MPITOPO_SUCCESS) {
@@ -541,11 +549,12 @@ static void decide(mpitopo__nbr_t *n, tentry_t *e)
  * candidates slower than TUNE_EARLY times the best, then, while round 0's
  * excess over the best plus the remaining rounds' (each candidate's
  * round-0 excess, once a round) exceeds the budget, the slowest of the
- * others. Every process holds the same maxima, so stops the same ones.
- * Returns the candidates left. */
-static int round0_cut(tentry_t *e)
+ * others. red: the slowest process's time of one reduction, counted for
+ * round 0's and, when trials go on, the last one. Every process holds the
+ * same maxima, so stops the same ones. Returns the candidates left. */
+static int round0_cut(tentry_t *e, double red)
 {
-    double best = -1, spent = 0;
+    double best = -1, spent = red;
     int alive = 0;
     for (int i = 0; i < e->ncand; i++)
         if (best < 0 || e->t[0][i] < best)
@@ -556,7 +565,7 @@ static int round0_cut(tentry_t *e)
     }
     double budget = TUNE_BUDGET * TUNE_HORIZON * best;
     for (;;) {
-        double plan = 0;
+        double plan = red;
         int worst = -1;
         for (int i = 0; i < e->ncand; i++)
             if (e->alive[i] && e->t[0][i] > best) {
@@ -569,6 +578,15 @@ static int round0_cut(tentry_t *e)
         e->alive[worst] = 0;
         alive--;
     }
+}
+
+/* MPI_MAX of count doubles over n's private communicator, timed. */
+static int reduce_max(mpitopo__nbr_t *n, const double *in, double *out, int count)
+{
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_MAX, n->comm);
+    n->tune->red_s = PMPI_Wtime() - t0;
+    return rc;
 }
 
 int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
@@ -593,12 +611,15 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
     e->pos = 0;
     int rc = MPI_SUCCESS;
     if (e->round == 0) {
-        double mx[TUNE_MAXC];
-        rc = PMPI_Allreduce(e->t[0], mx, TUNE_MAXC, MPI_DOUBLE, MPI_MAX, n->comm);
+        /* The last slot: the previous reduction's time, for the budget. */
+        double in[TUNE_MAXC + 1], mx[TUNE_MAXC + 1];
+        memcpy(in, e->t[0], sizeof e->t[0]);
+        in[TUNE_MAXC] = test_times ? test_times(MPITOPO__SCHED_AUTO, test_arg) : n->tune->red_s;
+        rc = reduce_max(n, in, mx, TUNE_MAXC + 1);
         int alive = 0;
         if (rc == MPI_SUCCESS) {
-            memcpy(e->t[0], mx, sizeof mx);
-            alive = round0_cut(e);
+            memcpy(e->t[0], mx, sizeof e->t[0]);
+            alive = round0_cut(e, mx[TUNE_MAXC]);
         }
         if (rc == MPI_SUCCESS && alive == 1) {
             for (int i = 0; i < e->ncand; i++)
@@ -607,7 +628,7 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
         }
     } else if (e->round == TUNE_REPS - 1) {
         double mx[TUNE_REPS - 1][TUNE_MAXC];
-        rc = PMPI_Allreduce(e->t[1], mx, (TUNE_REPS - 1) * TUNE_MAXC, MPI_DOUBLE, MPI_MAX, n->comm);
+        rc = reduce_max(n, &e->t[1][0], &mx[0][0], (TUNE_REPS - 1) * TUNE_MAXC);
         if (rc == MPI_SUCCESS) {
             memcpy(e->t[1], mx, sizeof mx);
             decide(n, e);
