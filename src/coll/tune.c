@@ -371,12 +371,10 @@ static int tune_start(mpitopo__nbr_t *n, const char *func)
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_size(n->comm, &t->nprocs);
     int deg[2] = {n->indegree + n->outdegree, -(n->indegree + n->outdegree)}, all[2];
+    double t0 = PMPI_Wtime(); /* the budget's first estimate of a reduction */
     if (rc == MPI_SUCCESS)
-    {
-        double t0 = PMPI_Wtime();
         rc = PMPI_Allreduce(deg, all, 2, MPI_INT, MPI_MAX, n->comm);
-        t->red_s = PMPI_Wtime() - t0;
-    }
+    t->red_s = PMPI_Wtime() - t0;
     const mpitopo_nodeinfo_t *ni = NULL;
     int mrc = rc == MPI_SUCCESS ? mpitopo__comm_nodeinfo(n->comm, &ni) : MPITOPO_SUCCESS;
     if (rc != MPI_SUCCESS || mrc != MPITOPO_SUCCESS) {
