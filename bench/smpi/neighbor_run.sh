@@ -82,8 +82,8 @@ echo "neighbor ${nb_args[*]}"
 # The table of one operation from one run's output: blocking columns only.
 table() { # FILE OP
   awk -v op="neighbor_$2:" '
-    /^# neighbor_/ { on = ($2 == op); next }
-    on && /^# Size/ {
+    /^# neighbor_/ { on = ($2 == op); ex = 0; next }
+    on && !ex && /^# Size/ {
       n = 0
       for (i = 3; i <= NF; i++) if ($i !~ /-[ip]$/ && index($i, "/") == 0) { n++; col[n] = i - 1; nm[n] = $i }
       printf "   %-8s", "size"
@@ -92,7 +92,7 @@ table() { # FILE OP
       print ""
       next
     }
-    on && /^[0-9]/ {
+    on && !ex && /^[0-9]/ {
       lin = 0
       for (k = 1; k <= n; k++) if (nm[k] == "linear") lin = $(col[k])
       printf "   %-8s", $1
@@ -103,7 +103,9 @@ table() { # FILE OP
       next
     }
     on && /^# variant/ { printf "   setup (first call / steady state, us):"; next }
-    on && !/^#/ && NF == 5 && $1 !~ /-[ip]$/ { printf " %s %.1f / %.2f", $1, $2, $3 }
+    on && /^# tuned exploration/ { ex = 1; printf "\n   tuned, first 100 calls vs 100 x steady state (exploration):"; next }
+    on && ex && /^[0-9]/ { printf " %s B %s", $1, $4; next }
+    on && !ex && !/^#/ && NF == 5 && $1 !~ /-[ip]$/ { printf " %s %.1f / %.2f", $1, $2, $3 }
     on && /^$/ { }
     END { print "" }
   ' "$1"

@@ -626,6 +626,13 @@ int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
 int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
                          const char *func);
 
+/* For the tests only (tests/mpi/tune_select.c): the time of every timed
+ * trial becomes times(schedule, arg) on this process instead of the
+ * call's own, and a reduction's times(MPITOPO__SCHED_AUTO, arg), so the
+ * selection runs on times the test knows; NULL
+ * restores the clock. Not thread-safe; set it alike on every process. */
+void mpitopo__tune_test_times(double (*times)(int sched, void *arg), void *arg);
+
 /* Release n's tuning state. */
 void mpitopo__tune_free(struct mpitopo__tune *t);
 

@@ -9,7 +9,12 @@
  *   connections; it runs again, timed);
  *   round 0: every candidate once; one allreduce (MPI_MAX: the slowest
  *     process's time) and candidates slower than TUNE_EARLY times the best
- *     stop there;
+ *     stop there; then the budget: what round 0 spent on slower candidates
+ *     plus what the remaining rounds would spend (their round-0 excess
+ *     over the best, once a round), with the two reductions (timed, the
+ *     slowest process's time of the last one), must stay within TUNE_BUDGET of
+ *     TUNE_HORIZON calls of the best, else the slowest remaining
+ *     candidates stop too (all of them, when round 0 alone spent more);
  *   rounds 1 .. TUNE_REPS-1: every remaining candidate once per round;
  *     one allreduce (MPI_MAX) of those times at the end;
  *   the decision: the candidate of least median (over the rounds) of the
@@ -55,7 +60,9 @@
 #define TUNE_MAXC 5      /* candidates: linear, combine, cart, node, mpi */
 #define TUNE_REPS 3      /* trials of every candidate that is not stopped */
 #define TUNE_KEYS 16     /* signatures per communicator */
-#define TUNE_EARLY 2.0   /* after round 0: slower than this times the best stops */
+#define TUNE_EARLY 1.5   /* after round 0: slower than this times the best stops */
+#define TUNE_BUDGET 0.10 /* exploration: at most this share of ... */
+#define TUNE_HORIZON 100 /* ... this many calls of the best candidate */
 #define TUNE_KEEP 0.03   /* the model's choice stays within this of the best */
 #define TUNE_FILE_MAX (1 << 22)
 
@@ -92,6 +99,9 @@ struct mpitopo__tune {
      * sets up connections and buffers (Open MPI connects peers on first
      * use), so it is not timed. */
     int warmed[TUNE_MAXC + 1];
+    /* This process's last allreduce of the tuner (seconds): the
+     * exploration budget counts the reductions too. */
+    double red_s;
 };
 
 /* ---- Settings ---- */
@@ -108,6 +118,16 @@ static void read_env(void)
     tune_on = !(v && strcmp(v, "off") == 0);
     v = mpitopo__getenv(MPITOPO_ENV_TUNING_FILE);
     tune_path = v && *v ? v : NULL;
+}
+
+/* The tests' clock (mpitopo__tune_test_times): NULL, the calls' own. */
+static double (*test_times)(int sched, void *arg);
+static void *test_arg;
+
+void mpitopo__tune_test_times(double (*times)(int sched, void *arg), void *arg)
+{
+    test_times = times;
+    test_arg = arg;
 }
 
 /* ---- Job decisions, written at MPI_Finalize ---- */
@@ -351,8 +371,10 @@ static int tune_start(mpitopo__nbr_t *n, const char *func)
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_size(n->comm, &t->nprocs);
     int deg[2] = {n->indegree + n->outdegree, -(n->indegree + n->outdegree)}, all[2];
+    double t0 = PMPI_Wtime(); /* the budget's first estimate of a reduction */
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce(deg, all, 2, MPI_INT, MPI_MAX, n->comm);
+    t->red_s = PMPI_Wtime() - t0;
     const mpitopo_nodeinfo_t *ni = NULL;
     int mrc = rc == MPI_SUCCESS ? mpitopo__comm_nodeinfo(n->comm, &ni) : MPITOPO_SUCCESS;
     if (rc != MPI_SUCCESS || mrc != MPITOPO_SUCCESS) {
@@ -521,6 +543,50 @@ static void decide(mpitopo__nbr_t *n, tentry_t *e)
                  mpitopo__sched_name(e->model));
 }
 
+/* After round 0 (e->t[0]: the slowest process's times): stop the
+ * candidates slower than TUNE_EARLY times the best, then, while round 0's
+ * excess over the best plus the remaining rounds' (each candidate's
+ * round-0 excess, once a round) exceeds the budget, the slowest of the
+ * others. red: the slowest process's time of one reduction, counted for
+ * round 0's and, when trials go on, the last one. Every process holds the
+ * same maxima, so stops the same ones. Returns the candidates left. */
+static int round0_cut(tentry_t *e, double red)
+{
+    double best = -1, spent = red;
+    int alive = 0;
+    for (int i = 0; i < e->ncand; i++)
+        if (best < 0 || e->t[0][i] < best)
+            best = e->t[0][i];
+    for (int i = 0; i < e->ncand; i++) {
+        spent += e->t[0][i] - best;
+        alive += e->alive[i] = e->t[0][i] <= TUNE_EARLY * best;
+    }
+    double budget = TUNE_BUDGET * TUNE_HORIZON * best;
+    for (;;) {
+        double plan = red;
+        int worst = -1;
+        for (int i = 0; i < e->ncand; i++)
+            if (e->alive[i] && e->t[0][i] > best) {
+                plan += (TUNE_REPS - 1) * (e->t[0][i] - best);
+                if (worst < 0 || e->t[0][i] > e->t[0][worst])
+                    worst = i;
+            }
+        if (worst < 0 || spent + plan <= budget)
+            return alive;
+        e->alive[worst] = 0;
+        alive--;
+    }
+}
+
+/* MPI_MAX of count doubles over n's private communicator, timed. */
+static int reduce_max(mpitopo__nbr_t *n, const double *in, double *out, int count)
+{
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_MAX, n->comm);
+    n->tune->red_s = PMPI_Wtime() - t0;
+    return rc;
+}
+
 int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
                          const char *func)
 {
@@ -532,6 +598,8 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
         n->tune->warmed[e->cand[trial->slot]] = 1; /* the same candidate runs again, timed */
         return MPITOPO_SUCCESS;
     }
+    if (test_times)
+        seconds = test_times(e->cand[trial->slot], test_arg);
     e->t[e->round][trial->slot] = seconds;
     e->pos = trial->slot + 1;
     while (e->pos < e->ncand && !e->alive[e->pos])
@@ -541,16 +609,16 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
     e->pos = 0;
     int rc = MPI_SUCCESS;
     if (e->round == 0) {
-        double mx[TUNE_MAXC], best = -1;
-        rc = PMPI_Allreduce(e->t[0], mx, TUNE_MAXC, MPI_DOUBLE, MPI_MAX, n->comm);
+        /* The last slot: the previous reduction's time, for the budget. */
+        double in[TUNE_MAXC + 1], mx[TUNE_MAXC + 1];
+        memcpy(in, e->t[0], sizeof e->t[0]);
+        in[TUNE_MAXC] = test_times ? test_times(MPITOPO__SCHED_AUTO, test_arg) : n->tune->red_s;
+        rc = reduce_max(n, in, mx, TUNE_MAXC + 1);
         int alive = 0;
-        for (int i = 0; rc == MPI_SUCCESS && i < e->ncand; i++) {
-            e->t[0][i] = mx[i];
-            if (best < 0 || mx[i] < best)
-                best = mx[i];
+        if (rc == MPI_SUCCESS) {
+            memcpy(e->t[0], mx, sizeof e->t[0]);
+            alive = round0_cut(e, mx[TUNE_MAXC]);
         }
-        for (int i = 0; rc == MPI_SUCCESS && i < e->ncand; i++)
-            alive += e->alive[i] = mx[i] <= TUNE_EARLY * best;
         if (rc == MPI_SUCCESS && alive == 1) {
             for (int i = 0; i < e->ncand; i++)
                 e->t[1][i] = e->t[2][i] = e->t[0][i];
@@ -558,7 +626,7 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
         }
     } else if (e->round == TUNE_REPS - 1) {
         double mx[TUNE_REPS - 1][TUNE_MAXC];
-        rc = PMPI_Allreduce(e->t[1], mx, (TUNE_REPS - 1) * TUNE_MAXC, MPI_DOUBLE, MPI_MAX, n->comm);
+        rc = reduce_max(n, &e->t[1][0], &mx[0][0], (TUNE_REPS - 1) * TUNE_MAXC);
         if (rc == MPI_SUCCESS) {
             memcpy(e->t[1], mx, sizeof mx);
             decide(n, e);
