@@ -189,7 +189,7 @@ static int make(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched_t req, c
         return rc;
     mpitopo__sched_log(n, op, req, &c);
     int calls = n->tag_calls;
-    mpitopo_request_t r;
+    mpitopo_request_t r = NULL; /* set by build_for on success */
     rc = build_for(n, NULL, send, recv, &c, op, form, &r, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
