@@ -993,7 +993,7 @@ int mpitopo__run_main(int argc, char **argv)
     int have = 0, status;
     if (mode != RECORD) {
         if (access(entry, F_OK) != 0)
-            snprintf(why, sizeof why, "no placement stored for %s with %d processes on this layout", base, l.np);
+            snprintf(why, sizeof why, "no placement stored for %.200s with %d processes on this layout", base, l.np);
         else if (read_entry(entry, &id, &r, why, sizeof why) == 0)
             have = 1;
         else if (mode == AUTO)
