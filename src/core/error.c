@@ -71,6 +71,13 @@ int mpitopo__error_at(int code, const char *func, const char *fmt, ...)
     return code;
 }
 
+int mpitopo__error_line(int code, const char *func, const char *file, long line, const char *fmt, va_list ap)
+{
+    char detail[512];
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    return mpitopo__error_at(code, func, "%s:%ld: %s", file, line, detail);
+}
+
 /* last_error = "<context>: <detail>", where detail is a copy of
  * last_error[skip..] (so it may overlap). Truncation is fine: the message is
  * advisory, the code is what counts. */

@@ -47,6 +47,10 @@ char *mpitopo__strdup(const char *s);
 int mpitopo__error(int code, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
 int mpitopo__error_at(int code, const char *func, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
 int mpitopo__error_context(int code, const char *fmt, ...) MPITOPO_PRINTF(2, 3);
+/* "<func>: <file>:<line>: <message>", for the readers of files (a fabric
+ * dump, a Slurm topology.conf). */
+int mpitopo__error_line(int code, const char *func, const char *file, long line, const char *fmt, va_list ap)
+    MPITOPO_PRINTF(5, 0);
 int mpitopo__error_restate(int code, const char *func, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
 void mpitopo__clear_error(void);
 #define MPITOPO_FAIL(code, ...) mpitopo__error_at((code), __func__, __VA_ARGS__)

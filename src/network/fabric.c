@@ -55,12 +55,11 @@ typedef struct reader {
 static int bad(const reader_t *rd, long line, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
 static int bad(const reader_t *rd, long line, const char *fmt, ...)
 {
-    char detail[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    int rc = mpitopo__error_line(MPITOPO_ERR_FORMAT, FAB_FN, rd->file, line, fmt, ap);
     va_end(ap);
-    return MPITOPO_FAIL_AS(MPITOPO_ERR_FORMAT, FAB_FN, "%s:%ld: %s", rd->file, line, detail);
+    return rc;
 }
 
 /* The whole file into rd->buf, read in blocks (a pipe or a FIFO works

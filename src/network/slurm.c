@@ -70,12 +70,11 @@ struct mpitopo__slurm {
 static int bad(const mpitopo__slurm_t *t, long line, const char *fmt, ...) MPITOPO_PRINTF(3, 4);
 static int bad(const mpitopo__slurm_t *t, long line, const char *fmt, ...)
 {
-    char detail[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    int rc = mpitopo__error_line(MPITOPO_ERR_FORMAT, t->func, t->file, line, fmt, ap);
     va_end(ap);
-    return MPITOPO_FAIL_AS(MPITOPO_ERR_FORMAT, t->func, "%s:%ld: %s", t->file, line, detail);
+    return rc;
 }
 
 /* ------------------------------------------------------------ host lists */

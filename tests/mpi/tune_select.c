@@ -145,20 +145,7 @@ static void run_case(MPI_Comm c, const char *cname, int in, int out, table_t *t,
 
 static MPI_Comm ring_graph(int *deg)
 {
-    int nb[4], k = 0;
-    int offs[4] = {-1, 1, -2, 2};
-    for (int i = 0; i < 4 && wsize > 1; i++) {
-        int p = ((wrank + offs[i]) % wsize + wsize) % wsize, dup = p == wrank;
-        for (int j = 0; j < k; j++)
-            dup |= nb[j] == p;
-        if (!dup)
-            nb[k++] = p;
-    }
-    MPI_Comm g;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, k, nb, MPI_UNWEIGHTED, k, nb, MPI_UNWEIGHTED,
-                                   MPI_INFO_NULL, 0, &g);
-    *deg = k;
-    return g;
+    return mt_ring2_graph(deg);
 }
 
 int main(int argc, char **argv)

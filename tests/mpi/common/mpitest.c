@@ -251,3 +251,24 @@ int mt_cart_check(MPI_Comm cart, int ndims, const int *dims, const int *periods,
     }
     return cart_check_shifts(cart, ndims, dims, periods, mine, label);
 }
+
+MPI_Comm mt_ring2_graph(int *degree)
+{
+    int wrank, wsize, nb[4], k = 0;
+    const int offs[4] = {-1, 1, -2, 2};
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    for (int i = 0; i < 4 && wsize > 1; i++) {
+        int p = ((wrank + offs[i]) % wsize + wsize) % wsize, dup = p == wrank;
+        for (int j = 0; j < k; j++)
+            dup |= nb[j] == p;
+        if (!dup)
+            nb[k++] = p;
+    }
+    MPI_Comm g;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, k, nb, MPI_UNWEIGHTED, k, nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                   &g);
+    if (degree)
+        *degree = k;
+    return g;
+}

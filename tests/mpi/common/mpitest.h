@@ -72,4 +72,9 @@ int mt_cart_check(MPI_Comm cart, int ndims, const int *dims, const int *periods,
  * wrap in periodic dimensions and give MPI_PROC_NULL in open ones. */
 int mt_cart_rank_of(int ndims, const int *dims, const int *periods, const int *coords);
 
+/* A dist graph over MPI_COMM_WORLD (reorder 0): each process's neighbours,
+ * both ways, are the ranks at -1, +1, -2 and +2 (modulo the size; itself
+ * and repeats left out); *degree receives their number when not NULL. */
+MPI_Comm mt_ring2_graph(int *degree);
+
 #endif
