@@ -881,189 +881,250 @@ static void remove_record(const char *rec)
     unlink(p);
 }
 
-int mpitopo__run_main(int argc, char **argv)
+/* One run of the command: what it was asked, the cache's paths for it. */
+typedef struct job {
+    enum { AUTO, RECORD, APPLY } mode;
+    int explain;
+    const char *cache; /* --cache, or NULL */
+    launch_t l;
+    identity_t id;
+    int emulated;
+    const char *base; /* the program's file name */
+    char dir[PATH_MAX], entry[PATH_MAX + 256], pattern[PATH_MAX + 256], rec[PATH_MAX + 256],
+        file[PATH_MAX + 256];
+    char preload[2 * PATH_MAX + 2];
+} job_t;
+
+/* mpitopo run's own options; *first receives the launcher's index. 0 to
+ * go on, 1 after --help, -1 on an error (said). */
+static int parse_options(job_t *j, int argc, char **argv, int *first)
 {
-    enum { AUTO, RECORD, APPLY } mode = AUTO;
-    int explain_it = 0, i = 0;
-    const char *cache = NULL;
+    int i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return fputs(mpitopo__run_help, stdout), 0;
+            return fputs(mpitopo__run_help, stdout), 1;
         if (!strcmp(a, "--record"))
-            mode = RECORD;
+            j->mode = RECORD;
         else if (!strcmp(a, "--apply"))
-            mode = APPLY;
+            j->mode = APPLY;
         else if (!strcmp(a, "--auto"))
-            mode = AUTO;
+            j->mode = AUTO;
         else if (!strcmp(a, "--explain"))
-            explain_it = 1;
+            j->explain = 1;
         else if (!strcmp(a, "--cache") && i + 1 < argc)
-            cache = argv[++i];
+            j->cache = argv[++i];
         else if (!strncmp(a, "--cache=", 8))
-            cache = a + 8;
+            j->cache = a + 8;
         else if (!strcmp(a, "--")) {
             i++;
             break;
         } else if (a[0] == '-') {
             SAY("unknown option '%s' (see mpitopo run --help)\n", a);
-            return 1;
+            return -1;
         } else
             break;
     }
     if (argc - i < 2) {
         SAY("expected a launcher command: mpitopo run [OPTIONS] -- LAUNCHER [ARGS...] PROGRAM [ARGS...]\n");
-        return 1;
+        return -1;
     }
-    launch_t l = {.argc = argc - i, .argv = argv + i};
-    l.drop = calloc((size_t)l.argc, sizeof *l.drop);
-    if (!l.drop || detect(l.argv[0], &l.flavour) || parse_launch(&l)) {
-        free(l.drop);
-        return 1;
-    }
-    /* What the cache is keyed by: the program, the process count and what
-     * decides the nodes and the launch placement. */
-    identity_t id = {.np = l.np};
+    *first = i;
+    return 0;
+}
+
+/* What the cache is keyed by: the program's identity, the process count and
+ * what decides the nodes and the launch placement. 0, or -1 (said). */
+static int identify(job_t *j)
+{
+    launch_t *l = &j->l;
     struct stat st;
-    if (resolve_program(l.argv[l.prog], id.program) || stat(id.program, &st) ||
-        file_digest(id.program, &id.digest)) {
-        SAY("cannot find the program '%s' (PATH searched)\n", l.argv[l.prog]);
-        free(l.drop);
-        return 1;
+    j->id.np = l->np;
+    if (resolve_program(l->argv[l->prog], j->id.program) || stat(j->id.program, &st) ||
+        file_digest(j->id.program, &j->id.digest)) {
+        SAY("cannot find the program '%s' (PATH searched)\n", l->argv[l->prog]);
+        return -1;
     }
-    id.size = (long long)st.st_size;
-    id.mtime = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    j->id.size = (long long)st.st_size;
+    j->id.mtime = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
     static const mpitopo__env_id keyed[] = {MPITOPO_ENV_EMULATE, MPITOPO_ENV_EMULATE_PLACEMENT,
                                             MPITOPO_ENV_NETWORK, MPITOPO_ENV_MAPPER};
     static const char *const keyed_name[] = {"MPITOPO_EMULATE", "MPITOPO_EMULATE_PLACEMENT", "MPITOPO_NETWORK",
                                              "MPITOPO_MAPPER"};
     for (size_t k = 0; k < sizeof keyed / sizeof *keyed; k++) {
         const char *v = mpitopo__getenv(keyed[k]);
-        key_add(&l, "%s=%s\n", keyed_name[k], v ? v : "");
+        key_add(l, "%s=%s\n", keyed_name[k], v ? v : "");
     }
     const char *slurm[] = {"SLURM_JOB_NODELIST", "SLURM_TASKS_PER_NODE"};
     for (int k = 0; k < 2; k++)
         if (getenv(slurm[k]))
-            key_add(&l, "%s %s\n", slurm[k], getenv(slurm[k]));
-    key_add(&l, "launcher %s np %d\n", flavour_name[l.flavour], l.np);
-    id.key = fnv(fnv(FNV_INIT, id.program, strlen(id.program)), l.key, strlen(l.key));
-
-    char dir[PATH_MAX], entry[PATH_MAX + 256], pattern[PATH_MAX + 256], rec[PATH_MAX + 256], file[PATH_MAX + 256];
-    const char *env_cache = mpitopo__getenv(MPITOPO_ENV_CACHE);
-    if (cache && *cache)
-        snprintf(dir, sizeof dir, "%s", cache);
-    else if (env_cache && *env_cache)
-        snprintf(dir, sizeof dir, "%s", env_cache);
-    else if (getenv("XDG_CACHE_HOME") && *getenv("XDG_CACHE_HOME"))
-        snprintf(dir, sizeof dir, "%s/mpitopo", getenv("XDG_CACHE_HOME"));
-    else
-        snprintf(dir, sizeof dir, "%s/.cache/mpitopo", getenv("HOME") ? getenv("HOME") : "/tmp");
-    const char *base = strrchr(id.program, '/') ? strrchr(id.program, '/') + 1 : id.program;
-    if (strlen(dir) > PATH_MAX - 128) {
-        SAY("the cache directory's path is too long\n");
-        free(l.drop);
-        return 1;
-    }
-    snprintf(entry, sizeof entry, "%.3900s/%.64s-%d-%016llx.placement", dir, base, l.np, (unsigned long long)id.key);
-    snprintf(pattern, sizeof pattern, "%.4000s.pattern", entry);
-    snprintf(rec, sizeof rec, "%.3900s/.%.64s-%016llx.%ld.record", dir, base, (unsigned long long)id.key,
-             (long)getpid());
+            key_add(l, "%s %s\n", slurm[k], getenv(slurm[k]));
+    key_add(l, "launcher %s np %d\n", flavour_name[l->flavour], l->np);
+    j->id.key = fnv(fnv(FNV_INIT, j->id.program, strlen(j->id.program)), l->key, strlen(l->key));
     const char *emulate = mpitopo__getenv(MPITOPO_ENV_EMULATE);
-    int emulated = (emulate && *emulate) || l.emulated;
-    snprintf(file, sizeof file, "%.4000s.%s", entry,
-             emulated ? "emulate" : l.flavour == OMPI ? "rankfile" : l.flavour == HYDRA ? "hosts" : "slurmhosts");
+    j->emulated = (emulate && *emulate) || l->emulated;
+    j->base = strrchr(j->id.program, '/') ? strrchr(j->id.program, '/') + 1 : j->id.program;
+    return 0;
+}
 
+/* The cache directory (made if missing), the entry's and the record's
+ * paths, and the shim to preload. 0, or -1 (said). */
+static int prepare_paths(job_t *j)
+{
+    const char *env_cache = mpitopo__getenv(MPITOPO_ENV_CACHE), *xdg = getenv("XDG_CACHE_HOME");
+    if (j->cache && *j->cache)
+        snprintf(j->dir, sizeof j->dir, "%s", j->cache);
+    else if (env_cache && *env_cache)
+        snprintf(j->dir, sizeof j->dir, "%s", env_cache);
+    else if (xdg && *xdg)
+        snprintf(j->dir, sizeof j->dir, "%s/mpitopo", xdg);
+    else
+        snprintf(j->dir, sizeof j->dir, "%s/.cache/mpitopo", getenv("HOME") ? getenv("HOME") : "/tmp");
+    if (strlen(j->dir) > PATH_MAX - 128) {
+        SAY("the cache directory's path is too long\n");
+        return -1;
+    }
+    unsigned long long key = (unsigned long long)j->id.key;
+    snprintf(j->entry, sizeof j->entry, "%.3900s/%.64s-%d-%016llx.placement", j->dir, j->base, j->l.np, key);
+    snprintf(j->pattern, sizeof j->pattern, "%.4000s.pattern", j->entry);
+    snprintf(j->rec, sizeof j->rec, "%.3900s/.%.64s-%016llx.%ld.record", j->dir, j->base, key, (long)getpid());
+    snprintf(j->file, sizeof j->file, "%.4000s.%s", j->entry,
+             j->emulated              ? "emulate"
+             : j->l.flavour == OMPI  ? "rankfile"
+             : j->l.flavour == HYDRA ? "hosts"
+                                      : "slurmhosts");
     char shim[PATH_MAX];
     if (find_shim(shim, sizeof shim)) {
         SAY("cannot find libmpitopo_shim.so (set MPITOPO_SHIM to its path)\n");
-        free(l.drop);
-        return 1;
+        return -1;
     }
-    if (mkdirs(dir)) {
-        SAY("cannot create the cache directory %s: %s\n", dir, strerror(errno));
-        free(l.drop);
-        return 1;
+    if (mkdirs(j->dir)) {
+        SAY("cannot create the cache directory %s: %s\n", j->dir, strerror(errno));
+        return -1;
     }
-    char preload[2 * PATH_MAX + 2];
     const char *old = getenv("LD_PRELOAD");
-    snprintf(preload, sizeof preload, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(j->preload, sizeof j->preload, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+    return 0;
+}
 
+/* What the shim wrote to the record file: 0, or -1 with why (an absent
+ * file: the program did not reach MPI_Finalize with the shim loaded). */
+static int read_record(const char *path, record_t *r, char *why, size_t wlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, wlen, "the program did not reach MPI_Finalize with the shim loaded");
+        return -1;
+    }
+    int rc = record_read(f, r, why, wlen);
+    fclose(f);
+    return rc;
+}
+
+/* Relaunch with the stored placement r (when it is better); the run
+ * records too, so the line gives the off-node bytes it measured. */
+static int apply(job_t *j, const record_t *r)
+{
+    env_list_t e = {0};
+    int status;
+    if (!(r->off[1] < r->off[0])) {
+        status = run_with(&j->l, &e, 0, NULL, 0);
+        SAY("kept the launch placement (the stored placement %s is no better: off-node bytes %.0f -> %.0f)\n",
+            j->entry, r->off[0], r->off[1]);
+        return status;
+    }
+    if (write_launcher_file(j->file, &j->l, r, j->emulated)) {
+        status = run_with(&j->l, &e, 0, NULL, 0);
+        SAY("kept the launch placement (cannot write %s: %s)\n", j->file, strerror(errno));
+        return status;
+    }
+    if (j->explain)
+        explain(r, j->pattern);
+    char placement[PATH_MAX + 300];
+    env_put(&e, "LD_PRELOAD", j->preload);
+    env_put(&e, "MPITOPO_RUN_RECORD", j->rec);
+    if (j->emulated) {
+        snprintf(placement, sizeof placement, "file:%.4100s", j->file);
+        env_put(&e, "MPITOPO_EMULATE_PLACEMENT", placement);
+    } else if (j->l.flavour == SRUN) {
+        env_put(&e, "SLURM_HOSTFILE", j->file);
+    }
+    status = run_with(&j->l, &e, 1, j->file, j->emulated);
+    env_free(&e);
+    record_t now = {0};
+    char why[256];
+    double y = read_record(j->rec, &now, why, sizeof why) == 0 ? now.off[0] /* this run's own, measured */
+                                                               : r->off[1];
+    record_free(&now);
+    remove_record(j->rec);
+    SAY("applied %s (off-node bytes %.0f -> %.0f)\n", j->entry, r->off[0], y);
+    return status;
+}
+
+/* Run with the shim recording; store the placement only after success. */
+static int record(job_t *j)
+{
+    env_list_t e = {0};
+    env_put(&e, "LD_PRELOAD", j->preload);
+    env_put(&e, "MPITOPO_RUN_RECORD", j->rec);
+    int status = run_with(&j->l, &e, 0, NULL, 0);
+    env_free(&e);
+    record_t r = {0};
+    char why[256] = "", recpat[PATH_MAX + 300];
+    snprintf(recpat, sizeof recpat, "%.4100s.pattern", j->rec);
+    if (status != 0)
+        SAY("kept the launch placement (the recording run failed with status %d: nothing stored)\n", status);
+    else if (read_record(j->rec, &r, why, sizeof why) != 0)
+        SAY("kept the launch placement (the recording run stored no placement: %s)\n", why);
+    else if (rename(recpat, j->pattern) != 0 || write_entry(j->entry, &j->id, j->l.key, j->rec) != 0)
+        SAY("kept the launch placement (cannot write %s: %s)\n", j->entry, strerror(errno));
+    else {
+        if (j->explain)
+            explain(&r, j->pattern);
+        SAY("recorded %s (off-node bytes %.0f -> %.0f predicted)\n", j->entry, r.off[0], r.off[1]);
+    }
+    record_free(&r);
+    remove_record(j->rec);
+    return status;
+}
+
+int mpitopo__run_main(int argc, char **argv)
+{
+    static job_t j; /* large (paths): not on the stack */
+    memset(&j, 0, sizeof j);
+    int first = 0, rc = parse_options(&j, argc, argv, &first);
+    if (rc)
+        return rc > 0 ? 0 : 1;
+    j.l.argc = argc - first;
+    j.l.argv = argv + first;
+    j.l.drop = calloc((size_t)j.l.argc, sizeof *j.l.drop);
+    int status = 1;
+    if (!j.l.drop || detect(j.l.argv[0], &j.l.flavour) || parse_launch(&j.l) || identify(&j) ||
+        prepare_paths(&j))
+        goto done;
     record_t r = {0};
     char why[512] = "";
-    int have = 0, status;
-    if (mode != RECORD) {
-        if (access(entry, F_OK) != 0)
-            snprintf(why, sizeof why, "no placement stored for %.200s with %d processes on this layout", base, l.np);
-        else if (read_entry(entry, &id, &r, why, sizeof why) == 0)
+    int have = 0;
+    if (j.mode != RECORD) {
+        if (access(j.entry, F_OK) != 0)
+            snprintf(why, sizeof why, "no placement stored for %.200s with %d processes on this layout", j.base,
+                     j.l.np);
+        else if (read_entry(j.entry, &j.id, &r, why, sizeof why) == 0)
             have = 1;
-        else if (mode == AUTO)
-            SAY("ignoring %s: %s\n", entry, why); /* then record afresh */
+        else if (j.mode == AUTO)
+            SAY("ignoring %s: %s\n", j.entry, why); /* then record afresh */
     }
-    env_list_t e = {0};
     if (have) {
-        if (!(r.off[1] < r.off[0])) {
-            status = run_with(&l, &e, 0, NULL, 0);
-            SAY("kept the launch placement (the stored placement %s is no better: off-node bytes %.0f -> %.0f)\n",
-                entry, r.off[0], r.off[1]);
-        } else if (write_launcher_file(file, &l, &r, emulated)) {
-            status = run_with(&l, &e, 0, NULL, 0);
-            SAY("kept the launch placement (cannot write %s: %s)\n", file, strerror(errno));
-        } else {
-            if (explain_it)
-                explain(&r, pattern);
-            /* The run records as well, so the line gives what it measured. */
-            char placement[PATH_MAX + 300];
-            env_put(&e, "LD_PRELOAD", preload);
-            env_put(&e, "MPITOPO_RUN_RECORD", rec);
-            if (emulated) {
-                snprintf(placement, sizeof placement, "file:%.4100s", file);
-                env_put(&e, "MPITOPO_EMULATE_PLACEMENT", placement);
-            } else if (l.flavour == SRUN) {
-                env_put(&e, "SLURM_HOSTFILE", file);
-            }
-            status = run_with(&l, &e, 1, file, emulated);
-            record_t now = {0};
-            char w2[256];
-            FILE *f = fopen(rec, "r");
-            double y = r.off[1];
-            if (f && record_read(f, &now, w2, sizeof w2) == 0)
-                y = now.off[0]; /* this run's own placement, measured */
-            if (f)
-                fclose(f);
-            record_free(&now);
-            remove_record(rec);
-            SAY("applied %s (off-node bytes %.0f -> %.0f)\n", entry, r.off[0], y);
-        }
-    } else if (mode == APPLY) {
-        status = run_with(&l, &e, 0, NULL, 0);
+        status = apply(&j, &r);
+    } else if (j.mode == APPLY) {
+        env_list_t none = {0};
+        status = run_with(&j.l, &none, 0, NULL, 0);
         SAY("kept the launch placement (%s)\n", why);
     } else {
-        env_put(&e, "LD_PRELOAD", preload);
-        env_put(&e, "MPITOPO_RUN_RECORD", rec);
-        status = run_with(&l, &e, 0, NULL, 0);
-        FILE *f = status == 0 ? fopen(rec, "r") : NULL;
-        char w2[256] = "";
-        int ok = f && record_read(f, &r, w2, sizeof w2) == 0;
-        if (f)
-            fclose(f);
-        char recpat[PATH_MAX + 300];
-        snprintf(recpat, sizeof recpat, "%.4100s.pattern", rec);
-        if (status != 0)
-            SAY("kept the launch placement (the recording run failed with status %d: nothing stored)\n", status);
-        else if (!ok)
-            SAY("kept the launch placement (the recording run stored no placement: %s)\n",
-                f ? w2 : "the program did not reach MPI_Finalize with the shim loaded");
-        else if (rename(recpat, pattern) != 0 || write_entry(entry, &id, l.key, rec) != 0)
-            SAY("kept the launch placement (cannot write %s: %s)\n", entry, strerror(errno));
-        else {
-            if (explain_it)
-                explain(&r, pattern);
-            SAY("recorded %s (off-node bytes %.0f -> %.0f predicted)\n", entry, r.off[0], r.off[1]);
-        }
-        remove_record(rec);
+        status = record(&j);
     }
-    env_free(&e);
     record_free(&r);
-    free(l.drop);
+done:
+    free(j.l.drop);
     return status;
 }

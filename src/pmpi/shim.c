@@ -591,8 +591,8 @@ static void cart_gain(MPI_Comm comm, int ndims, const int dims[], const int peri
 static atomic_int cart_gain_done;
 static int cart_gain_wanted(MPI_Comm comm)
 {
-    int todo = !atomic_exchange(&cart_gain_done, 1), any = 0;
-    return PMPI_Allreduce(&todo, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS && any;
+    int first = !atomic_exchange(&cart_gain_done, 1), any = 0;
+    return PMPI_Allreduce(&first, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS && any;
 }
 
 int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
