@@ -683,8 +683,7 @@ int mpitopo__shim_startall(int count, MPI_Request requests[])
     mixed_t m;
     if (!mixed_init(&m, count, requests))
         return no_mem("MPI_Startall");
-    if (m.nours == 0) {
-        mixed_free(&m);
+    if (m.nours == 0) { /* mixed_init freed m */
         int rc = PMPI_Startall(count, requests);
         if (rc == MPI_SUCCESS)
             mpitopo__trace_start(count, requests);

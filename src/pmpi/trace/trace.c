@@ -506,24 +506,26 @@ static int verbose(void)
 
 /* On rank 0: the pattern of the gathered records of kind gpu (0 CPU, 1
  * GPU), written to path. */
-static void write_pattern(const char *path, int gpu, int nprocs, const int *counts,
-                          const double *all, int64_t total)
+/* On rank 0: the pattern of the gathered records of kind gpu (0 CPU, 1
+ * GPU, -1 both), *nedges of them; NULL with the library's error set when
+ * out of memory. */
+static mpitopo_pattern_t *records_pattern(int gpu, int nprocs, const int *counts, const double *all, int64_t total,
+                                          int64_t *nedges)
 {
     int64_t m = 0;
     for (int64_t e = 0; e < total; e++)
-        m += all[RECORD * e + 3] == gpu;
+        m += gpu < 0 || all[RECORD * e + 3] == gpu;
     int *src = malloc((size_t)(m ? m : 1) * sizeof *src);
     int *dst = malloc((size_t)(m ? m : 1) * sizeof *dst);
     double *bytes = malloc((size_t)(m ? m : 1) * sizeof *bytes);
     double *msgs = malloc((size_t)(m ? m : 1) * sizeof *msgs);
     mpitopo_pattern_t *pattern = NULL;
-    int rc = MPITOPO_ERR_NOMEM;
     if (src && dst && bytes && msgs) {
         int64_t e = 0, k = 0;
         for (int p = 0; p < nprocs; p++)
             for (int c = 0; c < counts[p]; c++, e++) {
                 const double *r = all + RECORD * e;
-                if (r[3] != gpu)
+                if (gpu >= 0 && r[3] != gpu)
                     continue;
                 src[k] = p;
                 dst[k] = (int)r[0];
@@ -531,10 +533,24 @@ static void write_pattern(const char *path, int gpu, int nprocs, const int *coun
                 msgs[k] = r[2];
                 k++;
             }
-        rc = mpitopo_pattern_create(nprocs, m, src, dst, bytes, msgs, &pattern);
+        if (mpitopo_pattern_create(nprocs, m, src, dst, bytes, msgs, &pattern) != MPITOPO_SUCCESS)
+            pattern = NULL;
     }
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_pattern_write(pattern, path);
+    free(src);
+    free(dst);
+    free(bytes);
+    free(msgs);
+    *nedges = m;
+    return pattern;
+}
+
+/* On rank 0: the pattern of the records of kind gpu, written to path. */
+static void write_pattern(const char *path, int gpu, int nprocs, const int *counts,
+                          const double *all, int64_t total)
+{
+    int64_t m = 0;
+    mpitopo_pattern_t *pattern = records_pattern(gpu, nprocs, counts, all, total, &m);
+    int rc = pattern ? mpitopo_pattern_write(pattern, path) : MPITOPO_ERR_NOMEM;
     if (rc != MPITOPO_SUCCESS)
         fprintf(stderr, "mpitopo trace: cannot write the trace to %s: %s\n", path,
                 rc == MPITOPO_ERR_NOMEM && !*mpitopo_last_error() ? "out of memory"
@@ -543,10 +559,6 @@ static void write_pattern(const char *path, int gpu, int nprocs, const int *coun
         fprintf(stderr, "mpitopo trace: wrote %lld %sedges among %d processes to %s\n",
                 (long long)m, gpu ? "GPU " : "", nprocs, path);
     mpitopo_pattern_destroy(&pattern);
-    free(src);
-    free(dst);
-    free(bytes);
-    free(msgs);
 }
 
 /* On rank 0: the CPU file, and the GPU file when there is GPU traffic (a
@@ -629,35 +641,6 @@ static int gather(int *counts_out[], double **all_out, int64_t *total_out)
     return 1;
 }
 
-#ifdef MPITOPO_TRACE_IN_SHIM
-/* The whole traffic (CPU and GPU) of the gathered records as one pattern
- * (rank 0), for the placement mpitopo run records; NULL when out of memory. */
-static mpitopo_pattern_t *all_traffic(int nprocs, const int *counts, const double *all, int64_t total)
-{
-    int *src = malloc((size_t)(total ? total : 1) * sizeof *src);
-    int *dst = malloc((size_t)(total ? total : 1) * sizeof *dst);
-    double *bytes = malloc((size_t)(total ? total : 1) * sizeof *bytes);
-    double *msgs = malloc((size_t)(total ? total : 1) * sizeof *msgs);
-    mpitopo_pattern_t *pattern = NULL;
-    if (src && dst && bytes && msgs) {
-        int64_t e = 0;
-        for (int p = 0; p < nprocs; p++)
-            for (int c = 0; c < counts[p]; c++, e++) {
-                src[e] = p;
-                dst[e] = (int)all[RECORD * e];
-                bytes[e] = all[RECORD * e + 1];
-                msgs[e] = all[RECORD * e + 2];
-            }
-        if (mpitopo_pattern_create(nprocs, total, src, dst, bytes, msgs, &pattern) != MPITOPO_SUCCESS)
-            pattern = NULL;
-    }
-    free(src);
-    free(dst);
-    free(bytes);
-    free(msgs);
-    return pattern;
-}
-#endif
 
 /* Gather on rank 0; the files (the tracer's, or the shim's when
  * MPITOPO_TRACE_FILE is set), and in the shim the placement of mpitopo run
@@ -675,7 +658,8 @@ static void gather_and_write(void)
         write_patterns(size, counts, all, total);
     const char *record = mpitopo__getenv(MPITOPO_ENV_RUN_RECORD);
     if (record && *record) {
-        mpitopo_pattern_t *traffic = root ? all_traffic(size, counts, all, total) : NULL;
+        int64_t m = 0; /* the whole traffic, CPU and GPU */
+        mpitopo_pattern_t *traffic = root ? records_pattern(-1, size, counts, all, total, &m) : NULL;
         mpitopo__shim_record_placement(record, root, traffic);
         mpitopo_pattern_destroy(&traffic);
     }
