@@ -67,20 +67,11 @@ args=("$@")
 ((hosts % 8 == 0 && cores % 2 == 0)) || { echo "coll_smpi.sh: HOSTS must be a multiple of 8, CORES even" >&2; exit 1; }
 
 # The library's objects (and the other benchmarks) by build.sh, then
-# bench/coll. build.sh compiles neither src/gpu (new with issue 20: its
-# links fail without it) nor bench/coll.c: both here.
+# bench/coll, which build.sh does not compile.
 "$root/bench/smpi/build.sh" "$build" >/dev/null 2>&1 || true
 flags=(-std=gnu11 -O2 -g -Wall -Wextra -Wno-stringop-overflow -Wno-stringop-overread -DMPITOPO_SMPI
        -I"$root/include" -I"$build/include")
-read -r -a hwloc_cflags <<<"$(pkg-config --cflags hwloc)"
 read -r -a hwloc_libs <<<"$(pkg-config --libs hwloc)"
-for src in "$root"/src/gpu/*.c; do
-  [[ -e $src ]] || continue
-  obj=$build/obj/gpu_${src##*/}.o
-  if [[ ! -e $obj || $src -nt $obj ]]; then
-    smpicc "${flags[@]}" -DMPITOPO_BUILDING -I"$root/src" "${hwloc_cflags[@]}" -c "$src" -o "$obj"
-  fi
-done
 objs=()
 for o in "$build"/obj/*.o; do
   case ${o##*/} in bench_*) ;; *) objs+=("$o") ;; esac

@@ -28,7 +28,7 @@
 #define MPITOPO_NO_MPI
 #include <mpitopo.h>
 
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -48,7 +48,7 @@ compile() { # SRC OBJ EXTRA-FLAGS...
   fi
 }
 jobs=$(nproc 2>/dev/null || echo 2)
-for src in "$root"/src/{core,machine,network,pattern,map,metrics,gpu,mpi,coll}/*.c; do
+for src in "$root"/src/{core,machine,network,pattern,metrics,map,mpi,coll/engine,coll/neighbor,coll/global,hhc}/*.c; do
   [[ -e $src ]] || continue
   # The optional mapper backends (Scotch, METIS) are left out, as in a
   # CMake build without them.
@@ -61,6 +61,11 @@ for src in "$root"/src/{core,machine,network,pattern,map,metrics,gpu,mpi,coll}/*
   if ((${#pids[@]} >= jobs)); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p"; done
+# Objects of sources that moved or went away would be linked twice.
+for o in "$out"/obj/*.o; do
+  case ${o##*/} in bench_*) continue ;; esac
+  [[ " ${objs[*]} " == *" $o "* ]] || rm -f "$o"
+done
 # One executable per MPI benchmark, each with the whole library.
 compile "$root/bench/bench_util.c" "$out/obj/bench_util.c.o"
 # bench/neighbor gets the persistent columns when coll.h declares

@@ -9,7 +9,7 @@
 #include <mpi.h>
 #include <mpitopo.h>
 
-#include "coll/nbr_ops.h"
+#include "coll/neighbor/nbr_ops.h"
 
 #if defined(__GNUC__)
 #define MPITOPO_SHIM_HIDDEN __attribute__((visibility("hidden")))

@@ -33,7 +33,7 @@
 
 #include <stdatomic.h>
 
-#include "coll/nbr_ops.h"
+#include "coll/neighbor/nbr_ops.h"
 #include "pmpi/shim.h"
 #include "pmpi/trace/trace.h"
 

@@ -22,7 +22,7 @@
  */
 #include "mpitest.h"
 
-#include "coll/gcoll.h"
+#include "coll/global/gcoll.h"
 
 #include <sched.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "unit.h"
 #include "gpu_thesis.h"
 
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 
 #include <math.h>
 #include <stdio.h>

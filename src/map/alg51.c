@@ -37,7 +37,7 @@
  * one PE costs O(d l) for d mapped neighbours and paths of l links, a step
  * O(p d l), the whole O(p^2 d l) as in the thesis.
  */
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * one `side_t` (coll_internal.h).
  */
 #include "coll/coll_internal.h"
-#include "coll/nbr_ops.h"
+#include "coll/neighbor/nbr_ops.h"
 
 /* How a call runs: the values of `blocking` of the foundation, plus two.
  * FORM_EXCHANGE: blocking, on the linear schedule, with the blocks a

@@ -24,7 +24,7 @@
  * call on a communicator without them runs the original order, decided
  * again by the first call that has them.
  */
-#include "coll/gcoll_internal.h"
+#include "coll/global/gcoll_internal.h"
 #include "map/collmap.h"
 
 #include <pthread.h>

@@ -5,7 +5,7 @@
  * (gcoll_order.c) and the schedule (gcoll_alg.c), run on the request
  * engine; blocking forms wait for their request.
  */
-#include "coll/gcoll_internal.h"
+#include "coll/global/gcoll_internal.h"
 #include "map/collmap.h"
 
 #include <limits.h>

@@ -1,7 +1,7 @@
 /* Metrics of a GPU assignment over the nodes' GPU trees: maximum link
  * congestion (load / bandwidth) and hop-bytes. The CPU side of the same
  * mapping is mpitopo_metrics_compute()'s. */
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 #include "machine/machine_internal.h"
 
 #include <string.h>

@@ -27,7 +27,7 @@
  * The HOPS pattern (combine.h) has a schedule of its own, for all five
  * operations, at "The HOPS pattern" below.
  */
-#include "coll/combine.h"
+#include "coll/neighbor/combine.h"
 
 #include <limits.h>
 #include <string.h>

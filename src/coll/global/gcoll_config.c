@@ -3,7 +3,7 @@
  * key mpitopo_coll (syntax in coll.h, mpitopo_collectives group), and
  * whether the shim routes a call to mpitopo (mpitopo_coll_handles).
  */
-#include "coll/gcoll_internal.h"
+#include "coll/global/gcoll_internal.h"
 #include "core/env.h"
 
 #include <ctype.h>

@@ -1,6 +1,6 @@
 /* GPU trees: the tree structure shared with Alg. 5.1, the description
  * syntax, and the handle's lifecycle and queries. */
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -13,7 +13,7 @@
  * "endshfl" unpacks every slot to its place at the end. Ring stores every
  * block at its place as it arrives.
  */
-#include "coll/gcoll_internal.h"
+#include "coll/global/gcoll_internal.h"
 
 #include <limits.h>
 #include <string.h>

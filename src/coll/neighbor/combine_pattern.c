@@ -22,7 +22,7 @@
  * On dense graphs the HOPS pattern (combine.h) replaces the pairing: see
  * choose_mode for the rule and bench/RESULTS.md section 9 for why.
  */
-#include "coll/combine.h"
+#include "coll/neighbor/combine.h"
 #include "core/env.h"
 
 #include <stdlib.h>

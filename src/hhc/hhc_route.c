@@ -28,7 +28,7 @@
  * equal, none is in flight (Mattern's four-counter method: counts taken at
  * different moments cannot agree twice by accident).
  */
-#include "mpi/hhc_internal.h"
+#include "hhc/hhc_internal.h"
 #include "network/network_internal.h"
 
 #include <limits.h>

@@ -24,7 +24,7 @@
  *    links get the pair's NVLink bandwidth, the nvlink vertex's link the sum
  *    of their NVLink bandwidths to the package (else of their old links).
  */
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 
 #include <hwloc.h>
 #include <math.h>

@@ -6,7 +6,7 @@
  * level must give the same answer on every process: the schedules of two
  * processes must match message for message.
  */
-#include "coll/combine.h"
+#include "coll/neighbor/combine.h"
 #include "core/env.h"
 
 #include <pthread.h>

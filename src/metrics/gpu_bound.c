@@ -60,7 +60,7 @@
  * over the slowest link above s GPUs is no higher than the bound so far,
  * the minimum is no higher either.
  */
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 #include "machine/machine_internal.h"
 #include "map/tree_internal.h"
 

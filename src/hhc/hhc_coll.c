@@ -35,7 +35,7 @@
  * Allreduce. The same climb with PMPI_Reduce in the cubes and
  * PMPI_Reduce_local at the centres, then the broadcast from the top centre.
  */
-#include "mpi/hhc_internal.h"
+#include "hhc/hhc_internal.h"
 #include "network/network_internal.h"
 
 #include <limits.h>

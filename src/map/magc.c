@@ -28,7 +28,7 @@
  * of C_gpu, machine cost of C_cpu), else the launch placement with the
  * mapper's GPUs or gpu-default is kept (never_worse() below).
  */
-#include "gpu/gpu_internal.h"
+#include "machine/gpu_internal.h"
 #include "machine/machine_internal.h"
 
 #include <math.h>

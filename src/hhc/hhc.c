@@ -8,7 +8,7 @@
  * messages are in hhc_route.c, the collectives in hhc_coll.c.
  */
 #include "map/map_internal.h"
-#include "mpi/hhc_internal.h"
+#include "hhc/hhc_internal.h"
 #include "network/network_internal.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef MPITOPO_COLL_GCOLL_INTERNAL_H
 #define MPITOPO_COLL_GCOLL_INTERNAL_H
 
-#include "coll/gcoll.h"
+#include "coll/global/gcoll.h"
 
 /* Reordered orders kept per user communicator at most; further
  * (algorithm, heuristic, root) triples run in the original order. */
