@@ -84,14 +84,38 @@ typedef struct mpitopo__nbr {
     int freed;                  /* the user freed comm (user_comm is gone) */
     struct mpitopo__cache *cache; /* schedules of earlier calls (cache.c) */
     struct mpitopo__tune *tune;   /* measured decisions of auto (tune.c) */
+    /* The layer above the engine that made the entry; NULL for the global
+     * collectives' own entries (gcoll_order.c). */
+    const struct mpitopo__nbr_layer *layer;
 } mpitopo__nbr_t;
 
 /*
- * The cached lists of comm, computed on the first call. Local. Checks comm
- * (MPI initialized, intracommunicator, has a topology: MPI_ERR_TOPOLOGY with
- * a message naming `func` otherwise). The pointer stays valid while comm
- * lives; take a reference to keep it longer.
+ * What the layer above the engine keeps for a communicator's entry (the
+ * schedules' state, the info keys, the tuner's decisions: coll/neighbor/
+ * select.c): init runs once when the lists are computed, before the entry
+ * is shared (an error drops the entry); release when the entry is freed,
+ * also after a failed init. The engine calls them and imports nothing above
+ * it.
  */
+typedef struct mpitopo__nbr_layer {
+    int (*init)(mpitopo__nbr_t *n, MPI_Comm comm, const char *func);
+    void (*release)(mpitopo__nbr_t *n);
+} mpitopo__nbr_layer_t;
+
+/*
+ * The cached lists of comm, computed on the first call (engine/neighbors.c),
+ * with layer's state. Local. Checks comm (MPI initialized,
+ * intracommunicator, has a topology: MPI_ERR_TOPOLOGY with a message naming
+ * `func` otherwise). The pointer stays valid while comm lives; take a
+ * reference to keep it longer.
+ */
+int mpitopo__nbr_lists(MPI_Comm comm, const mpitopo__nbr_layer_t *layer, const char *func,
+                       mpitopo__nbr_t **nbr);
+/* The entry cached on comm, or NULL (no lookup error is reported). Local. */
+mpitopo__nbr_t *mpitopo__nbr_cached(MPI_Comm comm);
+
+/* mpitopo__nbr_lists with the neighbourhood collectives' layer
+ * (coll/neighbor/select.c): what every neighbourhood call uses. */
 int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr);
 
 void mpitopo__nbr_ref(mpitopo__nbr_t *nbr);
@@ -249,9 +273,13 @@ struct mpitopo_request {
      * sides of a new call (cache.c); NULL: the MPITOPO__SLOT fields do. */
     void (*rebase)(struct mpitopo_request *req, const struct side *send,
                    const struct side *recv);
-    /* Posts the MPITOPO__OP_HOST step instead of host.c's neighbourhood
-     * call (mpitopo__request_of_host); NULL: host.c. */
+    /* Posts the MPITOPO__OP_HOST step: the host MPI's neighbourhood call
+     * (set by host.c's build) or the request it already started
+     * (mpitopo__request_of_host). */
     int (*host_post)(struct mpitopo_request *req, MPI_Request *q);
+    /* Duplicates the derived datatypes the MPITOPO__OP_HOST step will use
+     * when its posting is deferred (host.c); NULL: nothing to keep. */
+    int (*host_own_types)(struct mpitopo_request *req);
 };
 
 /* Make n's private communicator ready (blocking) and post the first
@@ -345,13 +373,6 @@ void mpitopo__cache_clear(mpitopo__nbr_t *n);
  * MPI's code returned. */
 int mpitopo__host_run(const mpitopo__nbr_t *n, int op, const struct side *send,
                       const struct side *recv);
-
-/* Keep duplicates of the derived datatypes of a host request whose posting
- * is deferred (mpitopo__request_own_datatypes calls it). */
-int mpitopo__host_own_datatypes(mpitopo_request_t req);
-
-/* Post the host operation of req (its one step). */
-int mpitopo__host_post(mpitopo_request_t req, MPI_Request *q);
 
 /* Whether the host MPI has neighbourhood collectives (not SimGrid SMPI). */
 int mpitopo__host_available(void);
@@ -538,6 +559,9 @@ int mpitopo__sched_agree(mpitopo__nbr_t *n, mpitopo__opkind_t op, mpitopo__sched
 
 /* The friendship threshold: comm info, else MPITOPO_COMBINE_THRESHOLD,
  * else 4 (the thesis). */
+/* An integer >= 1 from v (the value of MPITOPO_COMBINE_THRESHOLD or the
+ * info key mpitopo_combine_threshold), else -2. */
+int mpitopo__combine_parse_threshold(const char *v);
 int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *func);
 
 /* The operations of schedule s (NULL for auto and invalid values). */
@@ -635,6 +659,10 @@ void mpitopo__tune_test_times(double (*times)(int sched, void *arg), void *arg);
 
 /* Release n's tuning state. */
 void mpitopo__tune_free(struct mpitopo__tune *t);
+/* The finalize hook (mpitopo__at_finalize): rank 0 of MPI_COMM_WORLD writes
+ * the job's measured decisions to MPITOPO_TUNING_FILE (a temporary file,
+ * then rename). */
+void mpitopo__tune_finalize(void);
 
 /* The tuner's state of op with blocks sb, rb on comm, for the tests:
  * *explored calls timed so far, *decided 1 once decided, *sched the
@@ -642,6 +670,9 @@ void mpitopo__tune_free(struct mpitopo__tune *t);
  * candidate. MPITOPO_ERR_ARG when comm has none. Local. */
 int mpitopo__tune_state(MPI_Comm comm, int op, long long sb, long long rb, int *explored,
                         int *decided, int *sched, int *source);
+/* The same of the tuner's state t (queries.c reads it through the entry). */
+int mpitopo__tune_entry_state(struct mpitopo__tune *t, int op, long long sb, long long rb,
+                              int *explored, int *decided, int *sched, int *source);
 
 
 /* ---- Message combining (combine.c) ---- */

@@ -148,7 +148,8 @@ static int keyval_ready(void)
     if (keyval == MPI_KEYVAL_INVALID)
         rc = PMPI_Comm_create_keyval(copy_cb, delete_cb, &keyval, NULL);
     pthread_mutex_unlock(&lock);
-    return rc == MPI_SUCCESS ? mpitopo__session_open() : rc;
+    return rc == MPI_SUCCESS ? mpitopo__at_finalize(MPITOPO__FINI_COMM_INFO, mpitopo__comm_info_finalize)
+                             : rc;
 }
 
 int mpitopo__comm_info_set(MPI_Comm comm, MPI_Info info, const char *func)
@@ -198,4 +199,27 @@ int mpitopo__comm_info_set(MPI_Comm comm, MPI_Info info, const char *func)
         return mpitopo__mpi_result(func, rc);
     }
     return MPITOPO_SUCCESS;
+}
+
+/* The value of key in info, or 0 when absent (or info unreadable). */
+int mpitopo__info_value(MPI_Info info, const char *key, char *value, int size)
+{
+    int flag = 0;
+    if (info == MPI_INFO_NULL)
+        return 0;
+#if MPI_VERSION >= 4
+    int len = size;
+    if (PMPI_Info_get_string(info, key, &len, value, &flag) != MPI_SUCCESS)
+        return 0;
+#else
+    /* MPICH fails MPI_Info_get on a value longer than the buffer. */
+    int len = 0;
+    if (PMPI_Info_get_valuelen(info, key, &len, &flag) != MPI_SUCCESS || !flag)
+        return 0;
+    if (len >= size)
+        snprintf(value, (size_t)size, "(a value of %d characters)", len);
+    else if (PMPI_Info_get(info, key, size - 1, value, &flag) != MPI_SUCCESS)
+        return 0;
+#endif
+    return flag;
 }

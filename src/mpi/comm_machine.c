@@ -137,6 +137,11 @@ static int parse_network(const char *v)
 
 static int load_network(void)
 {
+    /* Every machine of a communicator starts here: the hwloc topology, the
+     * networks and the Slurm state kept below are released at MPI_Finalize. */
+    int rc = mpitopo__at_finalize(MPITOPO__FINI_COMM_MACHINE, mpitopo__comm_machine_finalize);
+    if (rc != MPI_SUCCESS)
+        return rc;
     pthread_mutex_lock(&cm_lock);
     if (!net.loaded) {
         net.loaded = 1;
@@ -146,7 +151,6 @@ static int load_network(void)
         else if (v && *v)
             parse_network(v);
     }
-    int rc = MPITOPO_SUCCESS;
     if (net.rc != MPITOPO_SUCCESS)
         rc = MPITOPO_FAIL_AS(net.rc, "mpitopo_comm_machine", "%s", net.msg);
     pthread_mutex_unlock(&cm_lock);

@@ -160,7 +160,7 @@ static int emulation_impl(int world_rank, int world_size, const mpitopo_machine_
     *machine = NULL;
     if (leaf)
         *leaf = -1;
-    int rc = mpitopo__session_open();
+    int rc = mpitopo__at_finalize(MPITOPO__FINI_EMULATION, mpitopo__emulation_finalize);
     if (rc != MPI_SUCCESS)
         return rc;
     pthread_mutex_lock(&emu_lock);

@@ -13,23 +13,31 @@
 #include "network/slurm.h"
 
 /*
- * Make sure the library's MPI state is released at MPI_Finalize: the first
- * call of a session attaches an attribute to MPI_COMM_SELF whose delete
- * callback (run at the start of MPI_Finalize) calls the *_finalize functions
- * below. Does nothing when MPI is not initialized (the state then lives
- * until the process exits). Returns MPI_SUCCESS or an MPI error code.
+ * Finalize hooks (session.c). A module that keeps state for the MPI session
+ * registers the function that releases it, in its slot, before it keeps
+ * anything: the first registration of a session attaches an attribute to
+ * MPI_COMM_SELF whose delete callback (run at the start of MPI_Finalize,
+ * while MPI is still fully usable) calls the registered hooks once, in the
+ * order of the slots. Registering again is cheap and changes nothing. Does
+ * nothing when MPI is not initialized (the state then lives until the
+ * process exits). Returns MPI_SUCCESS or an MPI error code. session.c calls
+ * the hooks and imports none of the modules.
  */
-int mpitopo__session_open(void);
+typedef enum {
+    MPITOPO__FINI_TUNE = 0,     /* coll/neighbor/tune.c: decisions to MPITOPO_TUNING_FILE */
+    MPITOPO__FINI_NODEINFO,     /* the node-information cache (frees communicators) */
+    MPITOPO__FINI_EMULATION,    /* the emulated machine */
+    MPITOPO__FINI_COMM_MACHINE, /* hwloc topology, networks, Slurm state */
+    MPITOPO__FINI_COMM_INFO,    /* the info-key attribute */
+    MPITOPO__FINI_COUNT
+} mpitopo__fini_slot_t;
+int mpitopo__at_finalize(mpitopo__fini_slot_t slot, void (*release)(void));
 
-/* Release everything a module keeps for the session; called once, from the
- * MPI_COMM_SELF delete callback, while MPI is still fully usable. */
+/* The hooks of the MPI layer's modules. */
 void mpitopo__nodeinfo_finalize(void);
 void mpitopo__emulation_finalize(void);
 void mpitopo__comm_machine_finalize(void);
 void mpitopo__comm_info_finalize(void);
-/* src/coll/tune.c: rank 0 of MPI_COMM_WORLD writes the job's measured
- * decisions to MPITOPO_TUNING_FILE (a temporary file, then rename). */
-void mpitopo__tune_finalize(void);
 
 /*
  * mpitopo's own info keys of a communicator (comm_info.c), kept in an
@@ -41,6 +49,10 @@ void mpitopo__tune_finalize(void);
  */
 int mpitopo__comm_info_set(MPI_Comm comm, MPI_Info info, const char *func);
 int mpitopo__comm_info_get(MPI_Comm comm, const char *key, char *value, int len);
+/* The value of key in info (up to size - 1 characters; a longer value reads
+ * as "(a value of N characters)"), or 0 when absent, info is
+ * MPI_INFO_NULL or unreadable. */
+int mpitopo__info_value(MPI_Info info, const char *key, char *value, int size);
 
 /* Return rc; when it is an MPI error code, first set mpitopo_last_error()
  * to "func: MPI error N: <MPI's own text>", so the message never belongs to

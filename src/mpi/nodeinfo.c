@@ -299,7 +299,8 @@ int mpitopo__comm_nodeinfo(MPI_Comm comm, const mpitopo_nodeinfo_t **info)
         (rc = mpitopo__check_intracomm(comm, "mpitopo_comm_nodeinfo")) != MPITOPO_SUCCESS)
         return rc;
     /* The finalize hook goes first, so it runs after any cache on MPI_COMM_SELF. */
-    if ((rc = mpitopo__session_open()) != MPI_SUCCESS || (rc = get_keyval(&keyval)) != MPI_SUCCESS)
+    if ((rc = mpitopo__at_finalize(MPITOPO__FINI_NODEINFO, mpitopo__nodeinfo_finalize)) !=
+            MPI_SUCCESS || (rc = get_keyval(&keyval)) != MPI_SUCCESS)
         return rc;
     attachment_t *a = NULL;
     if ((rc = PMPI_Comm_get_attr(comm, keyval, &a, &flag)) != MPI_SUCCESS)

@@ -1,32 +1,40 @@
 /*
- * The library's MPI session: state the MPI layer keeps between calls (the
- * node-information cache, the emulated machine, the hwloc topology) is
- * released at MPI_Finalize, so valgrind sees no leak and a new session
- * starts clean. MPI_Finalize deletes the attributes of MPI_COMM_SELF first,
- * while MPI is still fully usable; our attribute's delete callback does the
- * releasing.
+ * The library's MPI session: state the MPI layer and the collectives keep
+ * between calls (the node-information cache, the emulated machine, the hwloc
+ * topology, the tuner's decisions) is released at MPI_Finalize, so valgrind
+ * sees no leak and a new session starts clean. MPI_Finalize deletes the
+ * attributes of MPI_COMM_SELF first, while MPI is still fully usable; our
+ * attribute's delete callback runs the hooks the modules registered with
+ * mpitopo__at_finalize. The hooks are registered, not called by name, so
+ * this file imports no module above it.
  */
 #include "mpi/mpi_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include <pthread.h>
 
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
+static void (*hooks[MPITOPO__FINI_COUNT])(void); /* under session_lock */
 
 static int finalize_cb(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
     (void)value;
     (void)extra;
-    /* The tuner's decisions go to MPITOPO_TUNING_FILE while MPI runs. */
-    mpitopo__tune_finalize();
-    /* The cache first: its delete callbacks free communicators. */
-    mpitopo__nodeinfo_finalize();
-    mpitopo__emulation_finalize();
-    mpitopo__comm_machine_finalize();
-    mpitopo__comm_info_finalize();
+    /* In slot order: the tuner's decisions go to MPITOPO_TUNING_FILE while
+     * MPI runs; the node-information cache comes before the rest because
+     * its delete callbacks free communicators. */
+    void (*run[MPITOPO__FINI_COUNT])(void);
+    pthread_mutex_lock(&session_lock);
+    memcpy(run, hooks, sizeof run);
+    memset(hooks, 0, sizeof hooks);
+    pthread_mutex_unlock(&session_lock);
+    for (int s = 0; s < MPITOPO__FINI_COUNT; s++)
+        if (run[s])
+            run[s]();
     pthread_mutex_lock(&session_lock);
     /* MPI keeps the keyval alive until this attribute is gone. */
     int k = keyval;
@@ -37,7 +45,7 @@ static int finalize_cb(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-int mpitopo__session_open(void)
+int mpitopo__at_finalize(mpitopo__fini_slot_t slot, void (*release)(void))
 {
     int init = 0, fini = 0, rc = MPI_SUCCESS;
     PMPI_Initialized(&init);
@@ -45,6 +53,8 @@ int mpitopo__session_open(void)
     if (!init || fini)
         return MPI_SUCCESS;
     pthread_mutex_lock(&session_lock);
+    if ((int)slot >= 0 && slot < MPITOPO__FINI_COUNT)
+        hooks[slot] = release;
     if (finalize_keyval == MPI_KEYVAL_INVALID) {
         rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_cb, &finalize_keyval, NULL);
         if (rc == MPI_SUCCESS) {

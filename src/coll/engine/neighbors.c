@@ -1,6 +1,6 @@
 /*
  * Canonical neighbour lists of a topology communicator, cached on it
- * through an attribute, and the public neighbour queries.
+ * through an attribute (the public queries are in neighbor/queries.c).
  *
  * The attribute is not copied by MPI_Comm_dup (a duplicate computes its
  * own lists and gets its own private communicator): sharing the private
@@ -36,8 +36,8 @@ static void nbr_free(mpitopo__nbr_t *n)
     if (rc != MPI_SUCCESS)
         mpitopo__log(1, "freeing a private neighbour communicator failed with MPI error %d", rc);
     mpitopo__cache_clear(n);
-    mpitopo__sched_free_state(n);
-    mpitopo__tune_free(n->tune);
+    if (n->layer && n->layer->release)
+        n->layer->release(n);
     if (n->destinations != n->sources)
         mpitopo__free(n->destinations);
     mpitopo__free(n->sources);
@@ -208,7 +208,8 @@ static int lists_dist_graph(MPI_Comm comm, mpitopo__nbr_t *n, const char *func)
     return rc;
 }
 
-static int compute(MPI_Comm comm, int kind, const char *func, mpitopo__nbr_t **out)
+static int compute(MPI_Comm comm, int kind, const mpitopo__nbr_layer_t *layer, const char *func,
+                   mpitopo__nbr_t **out)
 {
     mpitopo__nbr_t *n = mpitopo__calloc(1, sizeof *n);
     if (!n)
@@ -219,12 +220,12 @@ static int compute(MPI_Comm comm, int kind, const char *func, mpitopo__nbr_t **o
     n->kind = kind;
     n->comm = MPI_COMM_NULL;
     n->dup_request = MPI_REQUEST_NULL;
-    mpitopo__nbr_read_info(n, comm);
+    n->layer = layer;
     int rc = kind == MPI_CART    ? lists_cart(comm, n, func)
              : kind == MPI_GRAPH ? lists_graph(comm, n, func)
                                  : lists_dist_graph(comm, n, func);
-    if (rc == MPI_SUCCESS && kind == MPI_DIST_GRAPH)
-        rc = mpitopo__stencil_of(comm, &n->stencil, func);
+    if (rc == MPI_SUCCESS && layer && layer->init)
+        rc = layer->init(n, comm, func);
     if (rc != MPI_SUCCESS) {
         nbr_free(n);
         return rc;
@@ -262,7 +263,8 @@ static int attach_locked(MPI_Comm comm, mpitopo__nbr_t *n)
     return MPI_SUCCESS;
 }
 
-int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr)
+int mpitopo__nbr_lists(MPI_Comm comm, const mpitopo__nbr_layer_t *layer, const char *func,
+                       mpitopo__nbr_t **nbr)
 {
     /* A communicator that carries our lists is a live intracommunicator
      * with a topology: the checks below were made when they were cached,
@@ -286,7 +288,7 @@ int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr)
      * comm for a collective now, and queries racing here would at worst
      * compute the lists twice, the loser's copy being dropped. */
     mpitopo__nbr_t *n = NULL;
-    rc = compute(comm, kind, func, &n);
+    rc = compute(comm, kind, layer, func, &n);
     if (rc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     pthread_mutex_lock(&nbr_lock);
@@ -303,13 +305,14 @@ int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr)
     return mpitopo__mpi_result(func, rc);
 }
 
-void mpitopo__nbr_refresh_info(MPI_Comm comm)
+mpitopo__nbr_t *mpitopo__nbr_cached(MPI_Comm comm)
 {
     int k = atomic_load(&fast_keyval), found = 0;
     mpitopo__nbr_t *n = NULL;
     if (k != MPI_KEYVAL_INVALID && comm != MPI_COMM_NULL &&
         PMPI_Comm_get_attr(comm, k, &n, &found) == MPI_SUCCESS && found)
-        mpitopo__nbr_read_info(n, comm);
+        return n;
+    return NULL;
 }
 
 int mpitopo__nbr_private_comm(mpitopo__nbr_t *n, int blocking)
@@ -370,61 +373,4 @@ int mpitopo__nbr_tags(mpitopo__nbr_t *n, int span, int *base, const char *func)
     n->last_tag_base = *base;
     n->last_tag_span = span;
     return MPITOPO_SUCCESS;
-}
-
-int mpitopo_comm_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree)
-{
-    mpitopo__nbr_t *n;
-    int rc = mpitopo__nbr_get(comm, __func__, &n);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    if (indegree)
-        *indegree = n->indegree;
-    if (outdegree)
-        *outdegree = n->outdegree;
-    return MPITOPO_SUCCESS;
-}
-
-/* Check that list (degree entries) can be copied into out (max entries). */
-static int check_list(int degree, int max, const int *out, const char *what, const char *maxname)
-{
-    if (max < 0)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors", "%s = %d must be >= 0",
-                                 maxname, max);
-    if (max > 0 && degree > 0 && !out)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, "mpitopo_comm_neighbors",
-                                 "%s = NULL with %s = %d and degree %d", what, maxname, max,
-                                 degree);
-    return MPITOPO_SUCCESS;
-}
-
-static void copy_list(const int *list, int degree, int max, int *out)
-{
-    for (int i = 0; i < max && i < degree; i++)
-        out[i] = list[i];
-}
-
-int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sources[], int maxoutdegree,
-                           int destinations[])
-{
-    mpitopo__nbr_t *n;
-    int rc = mpitopo__nbr_get(comm, __func__, &n);
-    if (rc == MPITOPO_SUCCESS)
-        rc = check_list(n->indegree, maxindegree, sources, "sources", "maxindegree");
-    if (rc == MPITOPO_SUCCESS)
-        rc = check_list(n->outdegree, maxoutdegree, destinations, "destinations", "maxoutdegree");
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    copy_list(n->sources, n->indegree, maxindegree, sources);
-    copy_list(n->destinations, n->outdegree, maxoutdegree, destinations);
-    return MPITOPO_SUCCESS;
-}
-
-int mpitopo__coll_sends(MPI_Comm comm, long long *sends)
-{
-    mpitopo__nbr_t *n;
-    int rc = mpitopo__nbr_get(comm, __func__, &n);
-    if (rc == MPITOPO_SUCCESS)
-        *sends = n->sends;
-    return rc;
 }

@@ -302,7 +302,7 @@ static int post_message(mpitopo_request_t r, const mpitopo__op_t *o, MPI_Request
 {
     MPI_Comm comm = r->nbr->comm;
     if (o->kind == MPITOPO__OP_HOST)
-        return r->host_post ? r->host_post(r, q) : mpitopo__host_post(r, q);
+        return r->host_post(r, q);
     if (o->kind == MPITOPO__OP_RECV_ANY) {
         *q = MPI_REQUEST_NULL; /* matched and received by match_unknown */
         return MPITOPO_SUCCESS;
@@ -347,7 +347,7 @@ static int is_named(MPI_Datatype t, int *named)
 int mpitopo__request_own_datatypes(mpitopo_request_t r)
 {
     if (r->nops == 1 && r->ops[0].kind == MPITOPO__OP_HOST)
-        return r->host_post ? MPITOPO_SUCCESS : mpitopo__host_own_datatypes(r);
+        return r->host_own_types ? r->host_own_types(r) : MPITOPO_SUCCESS;
     if (r->owned)
         return MPITOPO_SUCCESS;
     r->owned = mpitopo__malloc_array((size_t)(r->nops > 0 ? r->nops : 1), sizeof *r->owned);

@@ -167,141 +167,16 @@ static MPI_Aint unpack_origin(builder_t *b, int x, MPI_Aint off)
     return b->alltoall ? at - off : b->rb;
 }
 
-static int edges_from(const mpitopo__nbr_t *n, int x)
-{
-    int m = 0;
-    for (int i = 0; i < n->indegree; i++)
-        m += n->sources[i] == x;
-    return m;
-}
-
 static void recv_combined(builder_t *b, const mpitopo__comb_recv_t *v)
 {
     int lo = v->s < v->f ? v->s : v->f, hi = v->s < v->f ? v->f : v->s;
     MPI_Aint r = b->off;
-    MPI_Aint bytes = b->alltoall ? (MPI_Aint)(edges_from(b->n, lo) + edges_from(b->n, hi)) * b->rb
+    MPI_Aint bytes = b->alltoall ? (MPI_Aint)(mpitopo__combine_edges_from(b->n, lo) + mpitopo__combine_edges_from(b->n, hi)) * b->rb
                                  : 2 * (MPI_Aint)b->rb;
     b->off += bytes;
     add_msg(b, MPITOPO__OP_RECV, r, (int)bytes, v->s, tag_comb(b, v->t));
     MPI_Aint part = unpack_origin(b, lo, r);
     unpack_origin(b, hi, r + part);
-}
-
-static int in_steps(const struct mpitopo__comb *c, int q)
-{
-    for (int i = 0; i < c->nsteps; i++)
-        for (int j = 0; j < c->steps[i].k; j++)
-            if (c->steps[i].cn[j] == q)
-                return 1;
-    return 0;
-}
-
-static int in_recvs(const struct mpitopo__comb *c, int s)
-{
-    for (int i = 0; i < c->nrecv; i++)
-        if (c->recvs[i].s == s || c->recvs[i].f == s)
-            return 1;
-    return 0;
-}
-
-static int nonempty_hops(const struct mpitopo__comb *c)
-{
-    int m = 0;
-    for (int h = 0; h < c->nhops; h++)
-        m += (c->hops[h].nsend > 0) + (c->hops[h].nrecv > 0);
-    return m;
-}
-
-/* Edges of the calling process, rank me, other than self edges and
- * MPI_PROC_NULL (*lin), and self edges (*self), sends and receives. */
-static void count_edges(const mpitopo__nbr_t *n, int me, int *lin, int *self)
-{
-    *lin = *self = 0;
-    for (int i = 0; i < n->indegree; i++) {
-        *lin += n->sources[i] != MPI_PROC_NULL && n->sources[i] != me;
-        *self += n->sources[i] == me;
-    }
-    for (int d = 0; d < n->outdegree; d++) {
-        *lin += n->destinations[d] != MPI_PROC_NULL && n->destinations[d] != me;
-        *self += n->destinations[d] == me;
-    }
-}
-
-void mpitopo__combine_messages(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
-                               int *combined, int *linear)
-{
-    int comb = c->nrecv, lin = 0, self = 0;
-    if (c->mode == MPITOPO__COMB_HOPS) {
-        count_edges(n, me, &lin, &self);
-        *combined = nonempty_hops(c) + self;
-        *linear = lin + self;
-        return;
-    }
-    for (int i = 0; i < c->nsteps; i++)
-        comb += 2 + c->steps[i].on_hi - c->steps[i].on_lo; /* swap both ways, combined sends */
-    for (int i = 0; i < n->indegree; i++) {
-        int s = n->sources[i];
-        lin += s != MPI_PROC_NULL;
-        comb += s != MPI_PROC_NULL && (s == me || !in_recvs(c, s));
-    }
-    for (int d = 0; d < n->outdegree; d++) {
-        int q = n->destinations[d];
-        lin += q != MPI_PROC_NULL;
-        comb += q != MPI_PROC_NULL && (q == me || !in_steps(c, q));
-    }
-    *combined = comb;
-    *linear = lin;
-}
-
-static long long item_edges(const int *items, int n)
-{
-    long long m = 0;
-    for (int i = 0; i < n; i++)
-        m += items[3 * i + 2];
-    return m;
-}
-
-/* PAIRS: blocks of the swaps and combined messages of our steps. */
-static long long step_blocks(const struct mpitopo__comb *c)
-{
-    long long m = 0;
-    for (int i = 0; i < c->nsteps; i++) {
-        const mpitopo__comb_step_t *s = &c->steps[i];
-        for (int j = 0; j < s->k; j++)
-            if (j >= s->on_lo && j < s->on_hi)
-                m += s->theirs[j] + s->mine[j] + s->theirs[j]; /* swap in, combined out */
-            else
-                m += s->mine[j]; /* swap out */
-    }
-    return m;
-}
-
-void mpitopo__combine_blocks(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
-                             long long *combined, long long *linear)
-{
-    int lin, self;
-    count_edges(n, me, &lin, &self);
-    *linear = lin + self;
-    long long comb = self;
-    if (c->mode == MPITOPO__COMB_HOPS) {
-        for (int h = 0; h < c->nhops; h++)
-            comb += item_edges(c->hops[h].send, c->hops[h].nsend) +
-                    item_edges(c->hops[h].recv, c->hops[h].nrecv);
-        *combined = comb;
-        return;
-    }
-    comb += step_blocks(c);
-    for (int i = 0; i < c->nrecv; i++)
-        comb += edges_from(n, c->recvs[i].s) + edges_from(n, c->recvs[i].f);
-    for (int i = 0; i < n->indegree; i++) {
-        int s = n->sources[i];
-        comb += s != MPI_PROC_NULL && s != me && !in_recvs(c, s);
-    }
-    for (int d = 0; d < n->outdegree; d++) {
-        int q = n->destinations[d];
-        comb += q != MPI_PROC_NULL && q != me && !in_steps(c, q);
-    }
-    *combined = comb;
 }
 
 /* The direct round: every edge that combining does not carry (self
@@ -312,7 +187,7 @@ static void direct_round(builder_t *b, int send_comb, int recv_comb)
     const struct mpitopo__comb *c = n->comb;
     for (int i = 0; i < n->indegree; i++) {
         int s = n->sources[i];
-        if (s != MPI_PROC_NULL && (s == b->me || !recv_comb || !in_recvs(c, s)))
+        if (s != MPI_PROC_NULL && (s == b->me || !recv_comb || !mpitopo__combine_in_recvs(c, s)))
             add(b, (mpitopo__op_t){MPITOPO__SLOT(b->recv, i),
                                    .count = mpitopo__slot_count(b->recv, i),
                                    .type = mpitopo__slot_type(b->recv, i), .peer = s,
@@ -320,7 +195,7 @@ static void direct_round(builder_t *b, int send_comb, int recv_comb)
     }
     for (int d = 0; d < n->outdegree; d++) {
         int q = n->destinations[d];
-        if (q != MPI_PROC_NULL && (q == b->me || !send_comb || !in_steps(c, q)))
+        if (q != MPI_PROC_NULL && (q == b->me || !send_comb || !mpitopo__combine_in_steps(c, q)))
             add(b, (mpitopo__op_t){MPITOPO__SLOT(b->send, d),
                                    .count = mpitopo__slot_count(b->send, d),
                                    .type = mpitopo__slot_type(b->send, d), .peer = q,
@@ -974,10 +849,10 @@ static int hunpacks(builder_t *b, hctx_t *h, int g, int gather)
         if (e->recv[3 * i + 1] != b->me) /* one item (o, me) at most */
             continue;
         int j = hpart_of(e->recv, e->nrecv, gather, o, b->me), x = 0;
-        if (!gather && edges_from(b->n, o) != m)
+        if (!gather && mpitopo__combine_edges_from(b->n, o) != m)
             return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, h->func,
                                      "rank %d lists %d edges to rank %d, which lists %d from it",
-                                     o, m, b->me, edges_from(b->n, o));
+                                     o, m, b->me, mpitopo__combine_edges_from(b->n, o));
         for (int s = 0; s < b->n->indegree; s++) {
             if (b->n->sources[s] != o)
                 continue;

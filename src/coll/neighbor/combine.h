@@ -74,6 +74,35 @@ struct mpitopo__comb {
     int any_duplicates;
 };
 
+/* In-edges of n from process x (duplicates counted). */
+static inline int mpitopo__combine_edges_from(const mpitopo__nbr_t *n, int x)
+{
+    int m = 0;
+    for (int i = 0; i < n->indegree; i++)
+        m += n->sources[i] == x;
+    return m;
+}
+
+/* Whether q is the partner of some combining step of c (it then receives
+ * combined messages). */
+static inline int mpitopo__combine_in_steps(const struct mpitopo__comb *c, int q)
+{
+    for (int i = 0; i < c->nsteps; i++)
+        for (int j = 0; j < c->steps[i].k; j++)
+            if (c->steps[i].cn[j] == q)
+                return 1;
+    return 0;
+}
+
+/* Whether s sends the calling process a combined message in c. */
+static inline int mpitopo__combine_in_recvs(const struct mpitopo__comb *c, int s)
+{
+    for (int i = 0; i < c->nrecv; i++)
+        if (c->recvs[i].s == s || c->recvs[i].f == s)
+            return 1;
+    return 0;
+}
+
 /* Messages (sends plus receives) that the calling process, rank me, sends
  * and receives in one operation with both sides combined (*combined) and
  * under the linear schedule (*linear), from the pattern c of n. */

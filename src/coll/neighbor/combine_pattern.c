@@ -25,8 +25,46 @@
 #include "coll/neighbor/combine.h"
 #include "core/env.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int mpitopo__combine_parse_threshold(const char *v)
+{
+    long long x;
+    return mpitopo__parse_long(v, strlen(v), 1, 1 << 30, &x) == 0 ? (int)x : -2;
+}
+
+/* MPITOPO_COMBINE_THRESHOLD, read once (-1 unset, -2 not a number >= 1). */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_threshold = -1;
+static char env_threshold_text[64];
+
+static void read_env(void)
+{
+    const char *v = mpitopo__getenv(MPITOPO_ENV_COMBINE_THRESHOLD);
+    if (v && *v) {
+        snprintf(env_threshold_text, sizeof env_threshold_text, "%s", v);
+        env_threshold = mpitopo__combine_parse_threshold(v);
+    }
+}
+
+int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *func)
+{
+    if (n->info_threshold == -2)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
+                                 "comm's info key mpitopo_combine_threshold = \"%s\" must be an "
+                                 "integer >= 1",
+                                 n->info_threshold_text);
+    pthread_once(&env_once, read_env);
+    if (n->info_threshold < 0 && env_threshold == -2)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
+                                 "MPITOPO_COMBINE_THRESHOLD = \"%s\" must be an integer >= 1",
+                                 env_threshold_text);
+    *theta = n->info_threshold > 0 ? n->info_threshold : env_threshold > 0 ? env_threshold : 4;
+    return MPITOPO_SUCCESS;
+}
 
 /* Message kinds of the protocol; every kind keeps FIFO order between two
  * processes, and both sides run the same sequence per kind. */
@@ -745,4 +783,106 @@ int mpitopo__combine_pairs(const mpitopo__nbr_t *n)
     for (int h = 0; c && c->mode == MPITOPO__COMB_HOPS && h < c->nhops; h++)
         m += c->hops[h].nsend > 0;
     return !c ? 0 : c->mode == MPITOPO__COMB_HOPS ? m : c->nsteps;
+}
+
+/* ---- What a pattern costs: messages and blocks of the busiest process ---- */
+
+static int nonempty_hops(const struct mpitopo__comb *c)
+{
+    int m = 0;
+    for (int h = 0; h < c->nhops; h++)
+        m += (c->hops[h].nsend > 0) + (c->hops[h].nrecv > 0);
+    return m;
+}
+
+/* Edges of the calling process, rank me, other than self edges and
+ * MPI_PROC_NULL (*lin), and self edges (*self), sends and receives. */
+static void count_edges(const mpitopo__nbr_t *n, int me, int *lin, int *self)
+{
+    *lin = *self = 0;
+    for (int i = 0; i < n->indegree; i++) {
+        *lin += n->sources[i] != MPI_PROC_NULL && n->sources[i] != me;
+        *self += n->sources[i] == me;
+    }
+    for (int d = 0; d < n->outdegree; d++) {
+        *lin += n->destinations[d] != MPI_PROC_NULL && n->destinations[d] != me;
+        *self += n->destinations[d] == me;
+    }
+}
+
+void mpitopo__combine_messages(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
+                               int *combined, int *linear)
+{
+    int comb = c->nrecv, lin = 0, self = 0;
+    if (c->mode == MPITOPO__COMB_HOPS) {
+        count_edges(n, me, &lin, &self);
+        *combined = nonempty_hops(c) + self;
+        *linear = lin + self;
+        return;
+    }
+    for (int i = 0; i < c->nsteps; i++)
+        comb += 2 + c->steps[i].on_hi - c->steps[i].on_lo; /* swap both ways, combined sends */
+    for (int i = 0; i < n->indegree; i++) {
+        int s = n->sources[i];
+        lin += s != MPI_PROC_NULL;
+        comb += s != MPI_PROC_NULL && (s == me || !mpitopo__combine_in_recvs(c, s));
+    }
+    for (int d = 0; d < n->outdegree; d++) {
+        int q = n->destinations[d];
+        lin += q != MPI_PROC_NULL;
+        comb += q != MPI_PROC_NULL && (q == me || !mpitopo__combine_in_steps(c, q));
+    }
+    *combined = comb;
+    *linear = lin;
+}
+
+static long long item_edges(const int *items, int n)
+{
+    long long m = 0;
+    for (int i = 0; i < n; i++)
+        m += items[3 * i + 2];
+    return m;
+}
+
+/* PAIRS: blocks of the swaps and combined messages of our steps. */
+static long long step_blocks(const struct mpitopo__comb *c)
+{
+    long long m = 0;
+    for (int i = 0; i < c->nsteps; i++) {
+        const mpitopo__comb_step_t *s = &c->steps[i];
+        for (int j = 0; j < s->k; j++)
+            if (j >= s->on_lo && j < s->on_hi)
+                m += s->theirs[j] + s->mine[j] + s->theirs[j]; /* swap in, combined out */
+            else
+                m += s->mine[j]; /* swap out */
+    }
+    return m;
+}
+
+void mpitopo__combine_blocks(const mpitopo__nbr_t *n, const struct mpitopo__comb *c, int me,
+                             long long *combined, long long *linear)
+{
+    int lin, self;
+    count_edges(n, me, &lin, &self);
+    *linear = lin + self;
+    long long comb = self;
+    if (c->mode == MPITOPO__COMB_HOPS) {
+        for (int h = 0; h < c->nhops; h++)
+            comb += item_edges(c->hops[h].send, c->hops[h].nsend) +
+                    item_edges(c->hops[h].recv, c->hops[h].nrecv);
+        *combined = comb;
+        return;
+    }
+    comb += step_blocks(c);
+    for (int i = 0; i < c->nrecv; i++)
+        comb += mpitopo__combine_edges_from(n, c->recvs[i].s) + mpitopo__combine_edges_from(n, c->recvs[i].f);
+    for (int i = 0; i < n->indegree; i++) {
+        int s = n->sources[i];
+        comb += s != MPI_PROC_NULL && s != me && !mpitopo__combine_in_recvs(c, s);
+    }
+    for (int d = 0; d < n->outdegree; d++) {
+        int q = n->destinations[d];
+        comb += q != MPI_PROC_NULL && q != me && !mpitopo__combine_in_steps(c, q);
+    }
+    *combined = comb;
 }

@@ -103,12 +103,3 @@ const char *mpitopo__host_defect(const mpitopo__nbr_t *n, mpitopo__opkind_t op)
     }
     return NULL;
 }
-
-/* For tests/mpi/host_defects.c: the row for op on comm's lists. */
-const char *mpitopo__test_host_defect(MPI_Comm comm, int op)
-{
-    mpitopo__nbr_t *n;
-    if (op < 0 || op >= MPITOPO__OPK_COUNT || mpitopo__nbr_get(comm, __func__, &n) != MPITOPO_SUCCESS)
-        return NULL;
-    return mpitopo__host_defect(n, (mpitopo__opkind_t)op);
-}

@@ -143,7 +143,7 @@ int mpitopo__host_run(const mpitopo__nbr_t *n, int op, const side_t *send, const
     return host_call(n->comm, op, &s, &r);
 }
 
-int mpitopo__host_post(mpitopo_request_t req, MPI_Request *q)
+static int host_post(mpitopo_request_t req, MPI_Request *q)
 {
     const host_t *h = req->ctx;
     const mpitopo__nbr_t *n = req->nbr;
@@ -153,7 +153,9 @@ int mpitopo__host_post(mpitopo_request_t req, MPI_Request *q)
     return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result("MPI_Ineighbor", rc);
 }
 
-int mpitopo__host_own_datatypes(mpitopo_request_t req)
+/* Keep duplicates of the derived datatypes of a host request whose posting
+ * is deferred (mpitopo__request_own_datatypes calls it). */
+static int host_own_datatypes(mpitopo_request_t req)
 {
     host_t *h = req->ctx;
     const mpitopo__nbr_t *n = req->nbr;
@@ -209,6 +211,8 @@ static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, co
     r->ctx = h;
     r->ctx_free = host_free;
     r->rebase = host_rebase;
+    r->host_post = host_post;
+    r->host_own_types = host_own_datatypes;
     *out = r;
     return MPITOPO_SUCCESS;
 }

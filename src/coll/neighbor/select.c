@@ -46,94 +46,10 @@ const char *mpitopo__sched_name(mpitopo__sched_t s)
     return s == MPITOPO__SCHED_AUTO ? "auto" : mpitopo__sched_ops(s) ? table[s]->name : "?";
 }
 
-static int parse_threshold(const char *v)
-{
-    long long x;
-    return mpitopo__parse_long(v, strlen(v), 1, 1 << 30, &x) == 0 ? (int)x : -2;
-}
-
-/* The value of key in info, or 0 when absent (or info unreadable). */
-static int info_value(MPI_Info info, const char *key, char *value, int size)
-{
-    int flag = 0;
-    if (info == MPI_INFO_NULL)
-        return 0;
-#if MPI_VERSION >= 4
-    int len = size;
-    if (PMPI_Info_get_string(info, key, &len, value, &flag) != MPI_SUCCESS)
-        return 0;
-#else
-    /* MPICH fails MPI_Info_get on a value longer than the buffer. */
-    int len = 0;
-    if (PMPI_Info_get_valuelen(info, key, &len, &flag) != MPI_SUCCESS || !flag)
-        return 0;
-    if (len >= size)
-        snprintf(value, (size_t)size, "(a value of %d characters)", len);
-    else if (PMPI_Info_get(info, key, size - 1, value, &flag) != MPI_SUCCESS)
-        return 0;
-#endif
-    return flag;
-}
-
-/* The value of key on comm: mpitopo's own keys (mpitopo_comm_set_info)
- * first, then MPI's info of comm (Open MPI keeps keys it does not know). */
-static int comm_value(MPI_Comm comm, MPI_Info info, const char *key, char *value, int size)
-{
-    return mpitopo__comm_info_get(comm, key, value, size) || info_value(info, key, value, size);
-}
-
-void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm)
-{
-    char v[64];
-    MPI_Info info = MPI_INFO_NULL;
-    n->info_sched = MPITOPO__SCHED_UNSET;
-    n->info_threshold = -1;
-    if (PMPI_Comm_get_info(comm, &info) != MPI_SUCCESS)
-        info = MPI_INFO_NULL;
-    if (comm_value(comm, info, "mpitopo_neighbor", v, sizeof v)) {
-        n->info_sched = mpitopo__sched_parse(v);
-        snprintf(n->info_sched_text, sizeof n->info_sched_text, "%s", v);
-    }
-    if (comm_value(comm, info, "mpitopo_combine_threshold", v, sizeof v)) {
-        n->info_threshold = parse_threshold(v);
-        snprintf(n->info_threshold_text, sizeof n->info_threshold_text, "%s", v);
-    }
-    if (info != MPI_INFO_NULL)
-        PMPI_Info_free(&info);
-}
-
-int mpitopo_comm_set_info(MPI_Comm comm, MPI_Info info)
-{
-    int rc = mpitopo__comm_info_set(comm, info, __func__);
-    if (rc == MPITOPO_SUCCESS)
-        mpitopo__nbr_refresh_info(comm);
-    return rc;
-}
-
-int mpitopo_comm_get_info(MPI_Comm comm, const char *key, int size, char *value, int *found)
-{
-    int rc = mpitopo__check_mpi(__func__);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    if (comm == MPI_COMM_NULL || !key || !value || !found || size < 1)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, __func__, "%s",
-                               comm == MPI_COMM_NULL ? "comm = MPI_COMM_NULL"
-                               : size < 1            ? "size < 1"
-                                                     : "a NULL pointer");
-    MPI_Info info = MPI_INFO_NULL;
-    *found = mpitopo__comm_info_get(comm, key, value, size);
-    if (!*found && PMPI_Comm_get_info(comm, &info) == MPI_SUCCESS && info != MPI_INFO_NULL) {
-        *found = info_value(info, key, value, size);
-        PMPI_Info_free(&info);
-    }
-    return MPITOPO_SUCCESS;
-}
-
-/* MPITOPO_NEIGHBOR and MPITOPO_COMBINE_THRESHOLD, read once. */
+/* MPITOPO_NEIGHBOR, read once. */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static mpitopo__sched_t env_sched = MPITOPO__SCHED_UNSET;
-static int env_threshold = -1;
-static char env_sched_text[64], env_threshold_text[64];
+static char env_sched_text[64];
 
 static void read_env(void)
 {
@@ -143,11 +59,6 @@ static void read_env(void)
     if (v && *v && strcmp(v, "off") != 0) {
         snprintf(env_sched_text, sizeof env_sched_text, "%s", v);
         env_sched = mpitopo__sched_parse(v);
-    }
-    v = mpitopo__getenv(MPITOPO_ENV_COMBINE_THRESHOLD);
-    if (v && *v) {
-        snprintf(env_threshold_text, sizeof env_threshold_text, "%s", v);
-        env_threshold = parse_threshold(v);
     }
 }
 
@@ -163,7 +74,7 @@ int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sc
                              const char *func)
 {
     char v[64];
-    if (info_value(info, "mpitopo_neighbor", v, sizeof v)) {
+    if (mpitopo__info_value(info, "mpitopo_neighbor", v, sizeof v)) {
         *s = mpitopo__sched_parse(v);
         return *s == MPITOPO__SCHED_INVALID ? bad_name(func, "info key mpitopo_neighbor", v)
                                             : MPITOPO_SUCCESS;
@@ -178,22 +89,6 @@ int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sc
     if (env_sched == MPITOPO__SCHED_INVALID)
         return bad_name(func, "MPITOPO_NEIGHBOR", env_sched_text);
     *s = env_sched == MPITOPO__SCHED_UNSET ? MPITOPO__SCHED_AUTO : env_sched;
-    return MPITOPO_SUCCESS;
-}
-
-int mpitopo__combine_threshold(const mpitopo__nbr_t *n, int *theta, const char *func)
-{
-    if (n->info_threshold == -2)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
-                                 "comm's info key mpitopo_combine_threshold = \"%s\" must be an "
-                                 "integer >= 1",
-                                 n->info_threshold_text);
-    pthread_once(&env_once, read_env);
-    if (n->info_threshold < 0 && env_threshold == -2)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
-                                 "MPITOPO_COMBINE_THRESHOLD = \"%s\" must be an integer >= 1",
-                                 env_threshold_text);
-    *theta = n->info_threshold > 0 ? n->info_threshold : env_threshold > 0 ? env_threshold : 4;
     return MPITOPO_SUCCESS;
 }
 

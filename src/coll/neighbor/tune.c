@@ -149,6 +149,10 @@ static long long size_class(long long sb, long long rb)
 
 static void job_add(const struct mpitopo__tune *t, const tentry_t *e)
 {
+    /* Only a failing MPI could refuse the hook; the decision then stays
+     * with this job, as without a tuning file. */
+    if (mpitopo__at_finalize(MPITOPO__FINI_TUNE, mpitopo__tune_finalize) != MPI_SUCCESS)
+        return;
     pthread_mutex_lock(&job_lock);
     if (njob == capjob) {
         int cap = capjob ? 2 * capjob : 16;
@@ -636,14 +640,10 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
     return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result(func, rc);
 }
 
-int mpitopo__tune_state(MPI_Comm comm, int op, long long sb, long long rb, int *explored,
-                        int *decided, int *sched, int *source)
+int mpitopo__tune_entry_state(struct mpitopo__tune *t, int op, long long sb, long long rb,
+                              int *explored, int *decided, int *sched, int *source)
 {
-    mpitopo__nbr_t *n;
-    int rc = mpitopo__nbr_get(comm, __func__, &n);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    const tentry_t *e = find(n->tune, op, sb, rb);
+    const tentry_t *e = find(t, op, sb, rb);
     if (!e)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "no tuner state for this signature");
     *explored = e->explored;
