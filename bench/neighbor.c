@@ -292,7 +292,7 @@ static MPI_Comm make_moore(int ndims, const int *dims, int r)
     for (int d = 0; d < ndims; d++)
         periods[d] = 1;
     MPI_Cart_create(MPI_COMM_WORLD, ndims, (int *)dims, periods, 0, &cart);
-    snprintf(st, sizeof st, "moore:%d", r);
+    snprintf(st, sizeof st, "moore=%d", r);
     if (mpitopo_cart_stencil_create(cart, st, MPI_INFO_NULL, &c) != MPITOPO_SUCCESS) {
         snprintf(msg, sizeof msg, "mpitopo_cart_stencil_create: %s", mpitopo_last_error());
         die(msg);

@@ -93,8 +93,8 @@ MPITOPO_API int mpitopo_comm_neighbors(MPI_Comm comm, int maxindegree, int sourc
  * dimension is shorter than 2R + 1 (else two offsets would reach one
  * process, and the collectives run linear).
  * @param[in] cart a Cartesian communicator
- * @param[in] stencil "moore:R" (every offset with all components in [-R, R],
- *            except 0: (2R+1)^d - 1 neighbours) or "star:R" (offsets along
+ * @param[in] stencil "moore=R" (every offset with all components in [-R, R],
+ *            except 0: (2R+1)^d - 1 neighbours) or "star=R" (offsets along
  *            one dimension, 1..R either way: 2dR neighbours), R >= 1; the
  *            same on every process
  * @param[in] info passed to MPI_Dist_graph_create_adjacent; its mpitopo_ keys
@@ -216,6 +216,13 @@ MPITOPO_API int mpitopo_comm_get_info(MPI_Comm comm, const char *key, int size, 
  * from distinct threads when MPI is initialized with MPI_THREAD_MULTIPLE).
  * @{
  */
+
+/**
+ * @brief The schedules of the neighbourhood collectives, as MPITOPO_NEIGHBOR
+ * and the info key mpitopo_neighbor name them: an initialiser of an array
+ * of strings, the one list the library, the shim and the benchmarks read.
+ */
+#define MPITOPO_NEIGHBOR_SCHEDULES {"auto", "linear", "combine", "cart", "node", "mpi"}
 
 /**
  * @brief MPI_Neighbor_allgather: every process sends one block to all its

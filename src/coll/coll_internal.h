@@ -280,6 +280,10 @@ struct mpitopo_request {
     /* Duplicates the derived datatypes the MPITOPO__OP_HOST step will use
      * when its posting is deferred (host.c); NULL: nothing to keep. */
     int (*host_own_types)(struct mpitopo_request *req);
+    /* The host MPI started the operation already (mpitopo__request_of_host):
+     * its first round is posted at once, without waiting for the private
+     * communicator. */
+    int host_started;
 };
 
 /* Make n's private communicator ready (blocking) and post the first
@@ -478,8 +482,9 @@ typedef struct mpitopo__choice {
 
 /*
  * One schedule (linear.c, combine.c, cart_sched.c, node.c, host.c), as the
- * choice (select.c), the entry points (collectives.c) and the neighbour
- * lists (neighbors.c) see it. Every member but name may be NULL.
+ * choice (select.c), the entry points (collectives.c) and the entry's
+ * layer (entry.c) see it; its name is in MPITOPO_NEIGHBOR_SCHEDULES
+ * (include/mpitopo/coll.h) at its index. Every member may be NULL.
  *   applies: whether the schedule runs op on n when asked for by name
  *     (*why = NULL) or not (*why: the reason, a static string; mpitopo's
  *     linear schedule runs instead), with blocks of sb and rb bytes (0 for
@@ -491,7 +496,6 @@ typedef struct mpitopo__choice {
  *   free_state: release what the schedule keeps on n.
  */
 typedef struct mpitopo__sched_ops {
-    const char *name;
     int (*applies)(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long long rb, const char **why,
                    const char *func);
     int (*build)(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, const side_t *recv,

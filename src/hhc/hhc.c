@@ -5,7 +5,8 @@
  * node ID <-> {rank, communicator} table, and creation with reordering.
  * The arithmetic of IDs and routes is the network's (src/network/hhc.c), so
  * process i of the tree communicator is end node i of "hhc:D". Routed
- * messages are in hhc_route.c, the collectives in hhc_coll.c.
+ * messages are in hhc_route.c, the collectives in hhc_coll.c, the checks
+ * of IDs and the hop between neighbours in hhc_id.c.
  */
 #include "map/map_internal.h"
 #include "hhc/hhc_internal.h"
@@ -282,22 +283,6 @@ int mpitopo_hhc_free(mpitopo_hhc_t **hhc)
 
 /* ---- queries --------------------------------------------------------------- */
 
-int mpitopo__hhc_check_id(const mpitopo_hhc_t *h, const char *func, const char *name, long long id,
-                          int *node)
-{
-    *node = -1; /* defined on every return */
-    if (!h)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "hhc = NULL");
-    *node = mpitopo__hhc_node_of_id(h->dim, (int64_t)id);
-    if (*node < 0)
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
-                               "%s = %#llx names no node of the %d-HHC (%d nibbles, each below 1000 "
-                               "or 1000 for a centre, the top one below %d)",
-                               name, id, h->dim, mpitopo__hhc_levels(h->dim),
-                               1 << mpitopo__hhc_cube_dim(h->dim, mpitopo__hhc_levels(h->dim)));
-    return MPITOPO_SUCCESS;
-}
-
 int mpitopo_hhc_info(const mpitopo_hhc_t *hhc, int *dim, int *nnodes, long long *id)
 {
     if (!hhc)
@@ -388,20 +373,6 @@ int mpitopo_hhc_node(const mpitopo_hhc_t *hhc, long long id, int *level, long lo
     if (position)
         *position = q;
     return MPITOPO_SUCCESS;
-}
-
-/* The communicator and rank of the hop from node a to its neighbour b. */
-void mpitopo__hhc_hop(int dim, int a, int b, int *which, int *rank)
-{
-    int qa, qb;
-    int pa = mpitopo__hhc_parent(dim, a, &qa), pb = mpitopo__hhc_parent(dim, b, &qb);
-    if (pa >= 0 && pa == pb) {
-        *which = MPITOPO_HHC_CUBE;
-        *rank = qb;
-    } else {
-        *which = MPITOPO_HHC_TREE;
-        *rank = b;
-    }
 }
 
 int mpitopo_hhc_route(const mpitopo_hhc_t *hhc, long long src, long long dst, int max, long long ids[],

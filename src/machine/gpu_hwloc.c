@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PCIE_DEFAULT_GBPS 16.0
 #define PACKAGE_DEFAULT_GBPS 38.0
@@ -477,4 +478,27 @@ int mpitopo__gpus_from_hwloc_opt(const char *xml_path, int nvlink, mpitopo_gpus_
 int mpitopo_gpus_from_hwloc(const char *xml_path, mpitopo_gpus_t **gpus)
 {
     return mpitopo__gpus_from_hwloc_opt(xml_path, 1, gpus);
+}
+
+/* A description, an hwloc XML file, or pcie:FILE (this file's tree, NVLink
+ * ignored): the one loader of GPU trees, above both readers. */
+int mpitopo_gpus_load(const char *desc_or_xml, mpitopo_gpus_t **gpus)
+{
+    if (gpus)
+        *gpus = NULL;
+    if (!desc_or_xml || !gpus)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", desc_or_xml ? "gpus" : "desc_or_xml");
+    size_t n = strlen(desc_or_xml);
+    struct stat st;
+    /* "pcie:FILE": the file's PCIe tree, NVLink ignored (a level named pcie
+     * is still a description: what follows is then no file). */
+    const char *f = desc_or_xml + 5;
+    if (strncmp(desc_or_xml, "pcie:", 5) == 0 &&
+        ((n >= 9 && strcmp(desc_or_xml + n - 4, ".xml") == 0) ||
+         (stat(f, &st) == 0 && S_ISREG(st.st_mode))))
+        return mpitopo__gpus_from_hwloc_opt(f, 0, gpus);
+    if ((n >= 4 && strcmp(desc_or_xml + n - 4, ".xml") == 0) ||
+        (stat(desc_or_xml, &st) == 0 && S_ISREG(st.st_mode)))
+        return mpitopo_gpus_from_hwloc(desc_or_xml, gpus);
+    return mpitopo_gpus_from_string(desc_or_xml, gpus);
 }

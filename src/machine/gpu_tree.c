@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* The most GPUs a description may ask for: far above any node, low enough
  * that a typo cannot ask for gigabytes. */
@@ -251,27 +250,6 @@ int mpitopo_gpus_from_string(const char *desc, mpitopo_gpus_t **gpus)
         off += (size_t)snprintf(norm + off, sizeof norm - off, "%s%s:%lld@%g", k ? "," : "",
                                 lv[k].name, lv[k].fanout, lv[k].gbps);
     return mpitopo__gpus_new(&t, vname, norm, gpus);
-}
-
-int mpitopo_gpus_load(const char *desc_or_xml, mpitopo_gpus_t **gpus)
-{
-    if (gpus)
-        *gpus = NULL;
-    if (!desc_or_xml || !gpus)
-        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "%s is NULL", desc_or_xml ? "gpus" : "desc_or_xml");
-    size_t n = strlen(desc_or_xml);
-    struct stat st;
-    /* "pcie:FILE": the file's PCIe tree, NVLink ignored (a level named pcie
-     * is still a description: what follows is then no file). */
-    const char *f = desc_or_xml + 5;
-    if (strncmp(desc_or_xml, "pcie:", 5) == 0 &&
-        ((n >= 9 && strcmp(desc_or_xml + n - 4, ".xml") == 0) ||
-         (stat(f, &st) == 0 && S_ISREG(st.st_mode))))
-        return mpitopo__gpus_from_hwloc_opt(f, 0, gpus);
-    if ((n >= 4 && strcmp(desc_or_xml + n - 4, ".xml") == 0) ||
-        (stat(desc_or_xml, &st) == 0 && S_ISREG(st.st_mode)))
-        return mpitopo_gpus_from_hwloc(desc_or_xml, gpus);
-    return mpitopo_gpus_from_string(desc_or_xml, gpus);
 }
 
 /* ---- description of a tree ---------------------------------------------- */

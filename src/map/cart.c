@@ -593,8 +593,8 @@ static const struct other_mapper {
     /* Round-robin spreads a partial machine over every node, which can
      * give whole periodic lines to nodes (5x3 on nodes of 7: 5 each). */
     {"rr", NULL, mpitopo__map_rr, INT_MAX},
-    {"tree:topdown", "topdown", mpitopo__map_tree, INT_MAX},
-    {"tree:bottomup", "bottomup", mpitopo__map_tree, INT_MAX},
+    {"tree:topdown", "topdown", mpitopo__map_tree_methods, INT_MAX},
+    {"tree:bottomup", "bottomup", mpitopo__map_tree_methods, INT_MAX},
 #ifdef MPITOPO_HAVE_METIS
     {"metis", NULL, mpitopo__map_metis, BACKEND_MAX_PROCS},
 #endif

@@ -38,8 +38,14 @@ int mpitopo__map_random(const mpitopo_machine_t *machine, const mpitopo_pattern_
                         const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 int mpitopo__map_cart(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+/* The general mapper "tree" (tree_best.c): the cart mapper on a Cartesian
+ * pattern when no method is named, else the tree's methods (tree.c). */
 int mpitopo__map_tree(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
                       const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
+/* The tree's methods alone: args NULL or best (both, the cheaper kept),
+ * topdown or bottomup; the never-worse guard applied. */
+int mpitopo__map_tree_methods(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
+                              const char *args, const mpitopo_map_options_t *options, int *leaf_of_proc);
 
 /* The collective-aware reorderings (collmap.c, thesis ch. 4): the launch
  * placement permuted to fit recursive doubling, a ring, a binomial

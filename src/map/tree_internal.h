@@ -5,28 +5,7 @@
 #define MPITOPO_TREE_INTERNAL_H
 
 #include "core/internal.h"
-
-/*
- * Undirected weighted graph in CSR: the neighbours of v are adj[offs[v]]
- * .. adj[offs[v+1]-1], every edge stored in both directions with the same
- * weight, no self loops, no duplicates, no zero weights. vw[v] is the
- * vertex weight (processes a coarse vertex stands for).
- */
-typedef struct mpitopo__tgraph {
-    int n;
-    int64_t *offs;
-    int *adj;
-    double *w;
-    int *vw;
-} mpitopo__tgraph_t;
-
-/* Allocate a graph of n vertices and nadj adjacency entries (offs zeroed,
- * vw all 1); NOMEM leaves g empty. */
-int mpitopo__tgraph_alloc(mpitopo__tgraph_t *g, int n, int64_t nadj);
-void mpitopo__tgraph_free(mpitopo__tgraph_t *g);
-/* The pattern made undirected: w(u, v) = w(u -> v) + w(v -> u) under
- * weight, self edges and zero weights left out (tree.c). */
-int mpitopo__tgraph_build(const mpitopo_pattern_t *pat, mpitopo_weight_t weight, mpitopo__tgraph_t *g);
+#include "pattern/pattern_internal.h"
 
 /*
  * The machine restricted to the slots the processes will fill: slot s sits

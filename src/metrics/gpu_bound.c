@@ -62,7 +62,7 @@
  */
 #include "machine/gpu_internal.h"
 #include "machine/machine_internal.h"
-#include "map/tree_internal.h"
+#include "pattern/pattern_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

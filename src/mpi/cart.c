@@ -11,6 +11,7 @@
  */
 #include "map/map_internal.h"
 #include "mpi/mpi_internal.h"
+#include "pattern/pattern_internal.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -74,10 +75,9 @@ static int check_stencil_size(const cart_request_t *r)
     const char *name = r->stencil_from_info ? "info mpitopo_stencil" : "stencil";
     for (const char *f = r->stencil; *f;) {
         size_t len = strcspn(f, ":");
-        int moore = strncmp(f, "moore=", 6) == 0;
-        size_t skip = moore ? 6 : strncmp(f, "star=", 5) == 0 ? 5 : 0;
+        int moore;
         long long radius;
-        if (skip && mpitopo__parse_long(f + skip, len - skip, 0, LLONG_MAX, &radius) == 0) {
+        if (memchr(f, '=', len) && mpitopo__stencil_parse(f, len, &moore, &radius) == 0) {
             int rc = mpitopo__stencil_check(r->func, name, r->stencil, r->ndims, moore, radius);
             if (rc != MPITOPO_SUCCESS)
                 return rc;

@@ -1322,6 +1322,7 @@ static int fabric_load(const char *topology, const char *routes, mpitopo_network
     if (rc == MPITOPO_SUCCESS) {
         f->pool = t.pool;
         t.pool = NULL;
+        net->ops = &mpitopo__net_fabric_ops;
         net->kind = MPITOPO__NET_FABRIC;
         net->nnodes = f->nend;
         net->capacity = FAB_DEFAULT_RATE;
@@ -1341,7 +1342,7 @@ static int fabric_load(const char *topology, const char *routes, mpitopo_network
     return rc;
 }
 
-int mpitopo__fabric_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net)
+static int net_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net)
 {
     const char *comma = memchr(s, ',', len);
     if (!comma || comma == s || comma + 1 == s + len)
@@ -1388,7 +1389,7 @@ int mpitopo_network_from_fabric(const char *topology, const char *routes,
 
 /* ------------------------------------------------------------ queries */
 
-int mpitopo__fabric_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch)
+static int net_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch)
 {
     const fabric_t *f = net->ext;
     int n = 0, v = src;
@@ -1433,7 +1434,7 @@ static int slot_vertex(const fabric_t *f, int slot)
     return lo;
 }
 
-void mpitopo__fabric_channel_name(const mpitopo_network_t *net, int64_t ch, char *name,
+static void net_channel_name(const mpitopo_network_t *net, int64_t ch, char *name,
                                   size_t size)
 {
     const fabric_t *f = net->ext;
@@ -1445,7 +1446,7 @@ void mpitopo__fabric_channel_name(const mpitopo_network_t *net, int64_t ch, char
              slot_port(f, f->peerslot[slot], w));
 }
 
-void mpitopo__fabric_node_name(const mpitopo_network_t *net, int node, char *name, size_t size)
+static void net_node_name(const mpitopo_network_t *net, int node, char *name, size_t size)
 {
     const fabric_t *f = net->ext;
     snprintf(name, size, "%s", f->pool + f->name[node]);
@@ -1453,7 +1454,7 @@ void mpitopo__fabric_node_name(const mpitopo_network_t *net, int node, char *nam
 
 /* One group level, "switch", the end nodes on one switch, when there are
  * several such groups and not every end node is alone in its own. */
-int mpitopo__fabric_groups(const mpitopo_network_t *net, int64_t *size, const char **names)
+static int net_groups(const mpitopo_network_t *net, int64_t *size, const char **names)
 {
     const fabric_t *f = net->ext;
     if (f->ngroups <= 1 || f->ngroups >= f->nend)
@@ -1463,15 +1464,20 @@ int mpitopo__fabric_groups(const mpitopo_network_t *net, int64_t *size, const ch
     return 1;
 }
 
-int64_t mpitopo__fabric_group(const mpitopo_network_t *net, int level, int node)
+static int64_t net_group(const mpitopo_network_t *net, int level, int node)
 {
     const fabric_t *f = net->ext;
     (void)level;
     return f->group[node];
 }
 
-void mpitopo__fabric_free(mpitopo_network_t *net)
+static void net_release(mpitopo_network_t *net)
 {
     fabric_release(net->ext);
     net->ext = NULL;
 }
+
+const mpitopo__net_ops_t mpitopo__net_fabric_ops = {
+    .name = "fabric", .kind = MPITOPO__NET_FABRIC, .parse = net_parse, .route = net_route,
+    .channel_name = net_channel_name, .node_name = net_node_name, .groups = net_groups,
+    .group = net_group, .release = net_release};

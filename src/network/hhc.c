@@ -48,7 +48,7 @@
 /*
  * net->ext points at hhc_dims[D]: the dimension is all an HHC needs, and a
  * network whose options fail after this parse is released without
- * mpitopo__hhc_free, so the HHC allocates nothing.
+ * its release, so the HHC allocates nothing.
  */
 static const int hhc_dims[HHC_MAX_DIM + 1] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
                                               11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
@@ -138,7 +138,7 @@ static int64_t go_down(const hhc_t *h, hhc_node_t *x, int q)
     return channel(h, j, x->pos, h->k[j] + 1);
 }
 
-int mpitopo__hhc_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch)
+static int net_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch)
 {
     if (src == dst)
         return 0;
@@ -180,7 +180,7 @@ static void id_name(const hhc_t *h, hhc_node_t x, char *buf)
     }
 }
 
-void mpitopo__hhc_node_name(const mpitopo_network_t *net, int node, char *name, size_t size)
+static void net_node_name(const mpitopo_network_t *net, int node, char *name, size_t size)
 {
     hhc_t h;
     hhc_get(net, &h);
@@ -189,7 +189,7 @@ void mpitopo__hhc_node_name(const mpitopo_network_t *net, int node, char *name, 
     snprintf(name, size, "%s", buf);
 }
 
-void mpitopo__hhc_channel_name(const mpitopo_network_t *net, int64_t ch, char *name, size_t size)
+static void net_channel_name(const mpitopo_network_t *net, int64_t ch, char *name, size_t size)
 {
     hhc_t h;
     hhc_get(net, &h);
@@ -209,7 +209,7 @@ void mpitopo__hhc_channel_name(const mpitopo_network_t *net, int64_t ch, char *n
 }
 
 /* "D": the D-HHC, D in [1, HHC_MAX_DIM]. */
-int mpitopo__hhc_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net)
+static int net_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net)
 {
     static const char *const fn = "mpitopo_network_from_string";
     long long D;
@@ -232,7 +232,7 @@ int mpitopo__hhc_parse(const char *desc, const char *s, size_t len, mpitopo_netw
     return MPITOPO_SUCCESS;
 }
 
-void mpitopo__hhc_free(mpitopo_network_t *net)
+static void net_release(mpitopo_network_t *net)
 {
     net->ext = NULL;
 }
@@ -242,7 +242,7 @@ void mpitopo__hhc_free(mpitopo_network_t *net)
  * end nodes, labelled by the first of them. The centres above level j
  * (interleaved in post-order between those runs) are groups of their own,
  * labelled by their number. */
-int mpitopo__hhc_groups(const mpitopo_network_t *net, int64_t *size, const char **names)
+static int net_groups(const mpitopo_network_t *net, int64_t *size, const char **names)
 {
     static const char *const level_names[HHC_MAX_LEVELS + 1] = {
         "", "hhc1", "hhc2", "hhc3", "hhc4", "hhc5", "hhc6", "hhc7", "hhc8", "hhc9", "hhc10"};
@@ -256,7 +256,7 @@ int mpitopo__hhc_groups(const mpitopo_network_t *net, int64_t *size, const char 
     return n;
 }
 
-int64_t mpitopo__hhc_group(const mpitopo_network_t *net, int level, int node)
+static int64_t net_group(const mpitopo_network_t *net, int level, int node)
 {
     hhc_t h;
     hhc_get(net, &h);
@@ -435,3 +435,8 @@ int mpitopo__hhc_max_path(int D)
     int L = (D + 2) / 3;
     return 2 * (L - 1) + mpitopo__hhc_cube_dim(D, L);
 }
+
+const mpitopo__net_ops_t mpitopo__net_hhc_ops = {
+    .name = "hhc", .kind = MPITOPO__NET_HHC, .parse = net_parse, .route = net_route,
+    .channel_name = net_channel_name, .node_name = net_node_name, .groups = net_groups,
+    .group = net_group, .release = net_release};

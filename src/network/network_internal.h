@@ -17,7 +17,14 @@ enum mpitopo__net_kind {
     MPITOPO__NET_FABRIC = 4 /* a fabric read from files, routed by tables (fabric.c) */
 };
 
+/* Nodes, and vertices of one level; channels, and the d-mod-k products. */
+#define MPITOPO__NET_LIMIT 2147483647LL
+#define MPITOPO__NET_CHANNEL_LIMIT (1LL << 40)
+
+struct mpitopo__net_ops;
+
 struct mpitopo_network {
+    const struct mpitopo__net_ops *ops; /* its kind's */
     int kind;
     int nnodes;
     int64_t nchannels;
@@ -58,19 +65,48 @@ static inline double mpitopo__network_capacity(const mpitopo_network_t *net, int
     return net->chcap ? net->chcap[ch] : net->capacity;
 }
 
-/* HHC (hhc.c): parse the parameters s[0..len) of "hhc:..." into net (kind
- * set by the caller); route; name a channel; name an end node. */
-int mpitopo__hhc_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net);
-int mpitopo__hhc_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
-void mpitopo__hhc_channel_name(const mpitopo_network_t *net, int64_t ch, char *name, size_t size);
-void mpitopo__hhc_node_name(const mpitopo_network_t *net, int node, char *name, size_t size);
-void mpitopo__hhc_free(mpitopo_network_t *net);
-/* Group levels (see mpitopo_network_group()), at most MPITOPO_MAX_LEVELS - 2,
- * top-down: their names, and size[l] > 0 when the groups of level l are
- * runs of size[l] consecutive end nodes, or 0 when mpitopo__hhc_group()
- * numbers them. */
-int mpitopo__hhc_groups(const mpitopo_network_t *net, int64_t *size, const char **names);
-int64_t mpitopo__hhc_group(const mpitopo_network_t *net, int level, int node);
+/*
+ * One kind of network (network.c's table `kinds`; one file per kind). parse
+ * reads the parameters body[0..len) of "KIND:..." into net (net->ops and
+ * net->kind are set already), finish (NULL: none) completes it once the
+ * options are read (nodes = 0 when no nodes=N was given, which only kinds
+ * with takes_nodes accept). route: the channels of src -> dst (distinct,
+ * valid) into ch, net->max_route at most, returns the length.
+ * channel_name and node_name (NULL: "n<node>") write at most size bytes.
+ * groups (NULL: none): group levels top-down, at most MPITOPO_MAX_LEVELS -
+ * 2, their names, and size[l] > 0 when the groups of level l are runs of
+ * size[l] consecutive end nodes, else 0 and group() numbers them. release
+ * (NULL: nothing) frees net->ext.
+ */
+typedef struct mpitopo__net_ops {
+    const char *name;
+    int kind;
+    int (*parse)(const char *desc, const char *body, size_t len, mpitopo_network_t *net);
+    int (*finish)(const char *desc, mpitopo_network_t *net, int64_t nodes);
+    int takes_nodes;
+    int (*route)(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
+    void (*channel_name)(const mpitopo_network_t *net, int64_t ch, char *name, size_t size);
+    void (*node_name)(const mpitopo_network_t *net, int node, char *name, size_t size);
+    int (*groups)(const mpitopo_network_t *net, int64_t *size, const char **names);
+    int64_t (*group)(const mpitopo_network_t *net, int level, int node);
+    void (*release)(mpitopo_network_t *net);
+} mpitopo__net_ops_t;
+
+extern const mpitopo__net_ops_t mpitopo__net_torus_ops, mpitopo__net_mesh_ops; /* grid.c */
+extern const mpitopo__net_ops_t mpitopo__net_fattree_ops, mpitopo__net_ktree_ops; /* fattree.c */
+extern const mpitopo__net_ops_t mpitopo__net_dragonfly_ops; /* dragonfly.c */
+extern const mpitopo__net_ops_t mpitopo__net_hhc_ops;       /* hhc.c */
+extern const mpitopo__net_ops_t mpitopo__net_fabric_ops;    /* fabric.c: InfiniBand files */
+
+/* What the kinds' parsers share (network.c): an error of the description,
+ * naming it ("desc = \"...\": <detail>", as mpitopo_network_from_string);
+ * a * b when it stays <= limit, else -1 (a, b >= 0); a list of integers in
+ * [1, max] separated by sep, exactly s[0..len), at most maxn. */
+MPITOPO_PRINTF(3, 4)
+int mpitopo__net_fail(const char *desc, int code, const char *fmt, ...);
+int64_t mpitopo__net_mul_max(int64_t a, int64_t b, int64_t limit);
+int mpitopo__net_parse_list(const char *desc, const char *what, const char *s, size_t len, char sep,
+                            int64_t max, int64_t *out, int maxn, int *n);
 
 /* The HHC's arithmetic by end node number (hhc.c), for the virtual
  * topology (src/mpi/hhc.c) and the pattern "hhc:D". D in [1, 30] (nnodes
@@ -97,19 +133,6 @@ int mpitopo__hhc_max_path(int D);
 /* The pattern "hhc:D" (src/pattern/hhc_pattern.c): the links of the
  * network hhc:D, both ways, weight 1; D in [1, 24] (else MPITOPO_ERR_PARSE). */
 int mpitopo__hhc_pattern(int D, mpitopo_pattern_t **pattern);
-
-/* Fabric (fabric.c): "fabric:TOPOLOGY,ROUTES", the parameters s[0..len)
- * naming the two files, read into net (kind set there); routes by
- * forwarding tables, names from the files. */
-int mpitopo__fabric_parse(const char *desc, const char *s, size_t len, mpitopo_network_t *net);
-int mpitopo__fabric_route(const mpitopo_network_t *net, int src, int dst, int64_t *ch);
-void mpitopo__fabric_channel_name(const mpitopo_network_t *net, int64_t ch, char *name,
-                                  size_t size);
-void mpitopo__fabric_node_name(const mpitopo_network_t *net, int node, char *name, size_t size);
-void mpitopo__fabric_free(mpitopo_network_t *net);
-/* Group levels, as for the HHC above. */
-int mpitopo__fabric_groups(const mpitopo_network_t *net, int64_t *size, const char **names);
-int64_t mpitopo__fabric_group(const mpitopo_network_t *net, int level, int node);
 
 /* Whether s is a network description (its kind is one of the network
  * kinds: torus, mesh, fattree, ktree, dragonfly, gpc, hhc, fabric) rather

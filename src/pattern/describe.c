@@ -160,6 +160,20 @@ static int parse_radius(const char *desc, slice_t name, slice_t v, cart_desc_t *
     return MPITOPO_SUCCESS;
 }
 
+int mpitopo__stencil_parse(const char *text, size_t len, int *moore, long long *radius)
+{
+    /* "moore:R" and "star:R", mpitopo_cart_stencil_create's first
+     * spelling, read the same (deprecated: NEWS). */
+    size_t k = 0;
+    while (k < len && text[k] != '=' && text[k] != ':')
+        k++;
+    slice_t name = {text, k}, v = {text + k + 1, k < len ? len - k - 1 : 0};
+    if (k == len || !(is(name, "moore") || is(name, "star")))
+        return -1;
+    *moore = is(name, "moore");
+    return mpitopo__parse_long(v.s, v.len, 0, LLONG_MAX, radius) == 0 ? 0 : -2;
+}
+
 static const char *const cart_options[] = {"open",    "periods", "star", "moore",
                                            "offsets", "weights", "bytes"};
 enum { OPT_OPEN, OPT_PERIODS, OPT_STAR, OPT_MOORE, OPT_OFFSETS, OPT_WEIGHTS, OPT_BYTES, NOPTS };

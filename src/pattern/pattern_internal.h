@@ -77,4 +77,36 @@ int mpitopo__pattern_from_coo(int nprocs, mpitopo__coo_t *coo, mpitopo_pattern_t
  * description for the messages. MPITOPO_ERR_PARSE for a bad field. */
 int mpitopo__coll_pattern(const char *desc, const char *s, size_t len, mpitopo_pattern_t **pattern);
 
+/*
+ * The undirected weighted graph of a pattern (pattern/graph.c), CSR: the
+ * neighbours of v are adj[offs[v]] .. adj[offs[v+1]-1], every edge stored
+ * in both directions with the same weight, no self loops, no duplicates,
+ * no zero weights. vw[v] is the vertex weight (processes a coarse vertex
+ * stands for).
+ */
+typedef struct mpitopo__tgraph {
+    int n;
+    int64_t *offs;
+    int *adj;
+    double *w;
+    int *vw;
+} mpitopo__tgraph_t;
+
+/* Allocate a graph of n vertices and nadj adjacency entries (offs zeroed,
+ * vw all 1); NOMEM leaves g empty. */
+int mpitopo__tgraph_alloc(mpitopo__tgraph_t *g, int n, int64_t nadj);
+void mpitopo__tgraph_free(mpitopo__tgraph_t *g);
+/* The pattern made undirected: w(u, v) = w(u -> v) + w(v -> u) under
+ * weight, self edges and zero weights left out (tree.c). */
+int mpitopo__tgraph_build(const mpitopo_pattern_t *pat, mpitopo_weight_t weight, mpitopo__tgraph_t *g);
+
+/*
+ * A star or Moore stencil, text[0..len): "moore=R" or "star=R", as in
+ * Cartesian pattern descriptions (the one spelling; the deprecated "moore:R"
+ * and "star:R" read the same). *moore 1 for Moore, 0 for star; *radius R.
+ * Returns 0, -1 when text is no such stencil, -2 when R is not an integer
+ * >= 0.
+ */
+int mpitopo__stencil_parse(const char *text, size_t len, int *moore, long long *radius);
+
 #endif

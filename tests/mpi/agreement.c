@@ -192,16 +192,16 @@ static void stencil_cases(int bad, MPI_Comm cart)
     int me = rank == bad;
     MPI_Comm c = MPI_COMM_NULL;
     verdict("cart_stencil_create stencil differs",
-            mpitopo_cart_stencil_create(cart, me ? "star:1" : "moore:1", MPI_INFO_NULL, &c), MPITOPO_ERR_MISMATCH,
+            mpitopo_cart_stencil_create(cart, me ? "star=1" : "moore=1", MPI_INFO_NULL, &c), MPITOPO_ERR_MISMATCH,
             "stencil", bad, &c);
     verdict("cart_stencil_create bad stencil",
-            mpitopo_cart_stencil_create(cart, me ? "moore:x" : "moore:1", MPI_INFO_NULL, &c), MPITOPO_ERR_ARG,
-            "moore:x", bad, &c);
-    verdict("cart_stencil_create moore:2000",
-            mpitopo_cart_stencil_create(cart, me ? "moore:2000" : "moore:1", MPI_INFO_NULL, &c), MPITOPO_ERR_ARG,
+            mpitopo_cart_stencil_create(cart, me ? "moore=x" : "moore=1", MPI_INFO_NULL, &c), MPITOPO_ERR_ARG,
+            "moore=x", bad, &c);
+    verdict("cart_stencil_create moore=2000",
+            mpitopo_cart_stencil_create(cart, me ? "moore=2000" : "moore=1", MPI_INFO_NULL, &c), MPITOPO_ERR_ARG,
             "more than 1048576 offsets", bad, &c);
     verdict("cart_stencil_create newcomm = NULL",
-            mpitopo_cart_stencil_create(cart, "moore:1", MPI_INFO_NULL, me ? NULL : &c), MPITOPO_ERR_ARG,
+            mpitopo_cart_stencil_create(cart, "moore=1", MPI_INFO_NULL, me ? NULL : &c), MPITOPO_ERR_ARG,
             "newcomm", bad, &c);
 }
 

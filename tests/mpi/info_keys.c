@@ -93,7 +93,7 @@ static void comm_keys(void)
     int dims[1] = {size}, periods[1] = {1};
     MPI_Comm cart, st;
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
-    if (MT_CHECK_RC(mpitopo_cart_stencil_create(cart, "star:1", bogus, &st))) {
+    if (MT_CHECK_RC(mpitopo_cart_stencil_create(cart, "star=1", bogus, &st))) {
         expect_allgather(st, "bogus", "cart_stencil_create's info");
         MPI_Comm_free(&st);
     }

@@ -832,10 +832,10 @@ static void errors(void)
     MPI_Comm c = MPI_COMM_NULL, cart;
     int dims[1] = {wsize}, periods[1] = {1};
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
-    int rc = mpitopo_cart_stencil_create(MPI_COMM_WORLD, "moore:1", MPI_INFO_NULL, &c);
+    int rc = mpitopo_cart_stencil_create(MPI_COMM_WORLD, "moore=1", MPI_INFO_NULL, &c);
     MT_CHECK(rc == MPI_ERR_TOPOLOGY && c == MPI_COMM_NULL,
              "a communicator without topology gave %d (%s)", rc, mpitopo_last_error());
-    const char *bad[] = {"moore:0", "hex:1", "moore", "star:x", "moore:1:2", ""};
+    const char *bad[] = {"moore=0", "hex=1", "moore", "star=x", "moore=1:2", "moore:0", "star:x", ""};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         rc = mpitopo_cart_stencil_create(cart, bad[i], MPI_INFO_NULL, &c);
         MT_CHECK(rc == MPITOPO_ERR_ARG && strstr(mpitopo_last_error(), "stencil"),
@@ -843,9 +843,33 @@ static void errors(void)
     }
     rc = mpitopo_cart_stencil_create(cart, NULL, MPI_INFO_NULL, &c);
     MT_CHECK(rc == MPITOPO_ERR_ARG, "stencil NULL gave %d", rc);
-    rc = mpitopo_cart_stencil_create(cart, "moore:1", MPI_INFO_NULL, NULL);
+    rc = mpitopo_cart_stencil_create(cart, "moore=1", MPI_INFO_NULL, NULL);
     MT_CHECK(rc == MPITOPO_ERR_ARG && strstr(mpitopo_last_error(), "newcomm"),
              "newcomm NULL gave %d (%s)", rc, mpitopo_last_error());
+    /* The deprecated spelling "moore:R" (NEWS) gives the same neighbours. */
+    MPI_Comm a = MPI_COMM_NULL, b = MPI_COMM_NULL;
+    int ra = mpitopo_cart_stencil_create(cart, "moore=1", MPI_INFO_NULL, &a);
+    int rb = mpitopo_cart_stencil_create(cart, "moore:1", MPI_INFO_NULL, &b);
+    MT_CHECK(ra == MPITOPO_SUCCESS && rb == MPITOPO_SUCCESS, "moore=1 gave %d, moore:1 %d", ra, rb);
+    if (ra == MPITOPO_SUCCESS && rb == MPITOPO_SUCCESS) {
+        int ia, oa, ib, ob, w;
+        MPI_Dist_graph_neighbors_count(a, &ia, &oa, &w);
+        MPI_Dist_graph_neighbors_count(b, &ib, &ob, &w);
+        int same = ia == ib && oa == ob;
+        int *na = malloc(sizeof(int) * (size_t)(ia + oa + 1)), *nb = malloc(sizeof(int) * (size_t)(ib + ob + 1));
+        if (same && na && nb) {
+            MPI_Dist_graph_neighbors(a, ia, na, MPI_UNWEIGHTED, oa, na + ia, MPI_UNWEIGHTED);
+            MPI_Dist_graph_neighbors(b, ib, nb, MPI_UNWEIGHTED, ob, nb + ib, MPI_UNWEIGHTED);
+            same = memcmp(na, nb, sizeof(int) * (size_t)(ia + oa)) == 0;
+        }
+        MT_CHECK(same, "moore:1 and moore=1 give different neighbours");
+        free(na);
+        free(nb);
+    }
+    if (a != MPI_COMM_NULL)
+        MPI_Comm_free(&a);
+    if (b != MPI_COMM_NULL)
+        MPI_Comm_free(&b);
     MPI_Comm_free(&cart);
 }
 

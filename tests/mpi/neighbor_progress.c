@@ -279,8 +279,8 @@ int main(int argc, char **argv)
     nt_graph_t g[2];
     int dims[2] = {3, nt_size / 3 > 0 ? nt_size / 3 : 1};
     if (nt_size % 3 == 0 && nt_size >= 9) {
-        nt_stencil_graph(&g[0], 2, dims, "moore:1");
-        nt_stencil_graph(&g[1], 2, dims, "moore:1");
+        nt_stencil_graph(&g[0], 2, dims, "moore=1");
+        nt_stencil_graph(&g[1], 2, dims, "moore=1");
     } else {
         nt_random_graph(&g[0], 11, 6);
         nt_random_graph(&g[1], 12, 6);

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
     stress(&g);
     int dims[2] = {0, 0};
     MPI_Dims_create(nt_size, 2, dims);
-    nt_stencil_graph(&g, 2, dims, "moore:1");
+    nt_stencil_graph(&g, 2, dims, "moore=1");
     stress(&g);
     nt_end();
     int code = mt_finish("neighbor_stress");

@@ -80,6 +80,7 @@ mpitopo_request_t mpitopo__request_of_host(mpitopo__nbr_t *nbr, MPI_Request q)
     r->ctx = held;
     r->ctx_free = started_free;
     r->host_post = started_post;
+    r->host_started = 1;
     return r;
 }
 
@@ -417,7 +418,7 @@ int mpitopo__request_start(mpitopo_request_t r)
     r->posted = 0;
     r->error = MPITOPO_SUCCESS;
     r->active = 1;
-    if (r->host_post) { /* started by the host MPI already: nothing to wait for */
+    if (r->host_started) { /* started by the host MPI already: nothing to wait for */
         list_add(r);
         return post_round(r);
     }

@@ -1,7 +1,8 @@
 /*
  * The configuration of the global collectives: MPITOPO_COLL and the info
- * key mpitopo_coll (syntax in coll.h, mpitopo_collectives group), and
- * whether the shim routes a call to mpitopo (mpitopo_coll_handles).
+ * key mpitopo_coll (syntax in coll.h, mpitopo_collectives group). Whether
+ * the shim routes a call to mpitopo (mpitopo_coll_handles) is decided in
+ * gcoll_api.c from it.
  */
 #include "coll/global/gcoll_internal.h"
 #include "core/env.h"
@@ -234,38 +235,4 @@ int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_cache_t *cache, mpitopo__gco
         cache->valid = 1;
     }
     return rc;
-}
-
-int mpitopo__coll_handles(int which, MPI_Comm comm, MPI_Datatype sendtype, MPI_Datatype recvtype,
-                          MPI_Op op)
-{
-    if (which < 0 || which >= MPITOPO__COLL_NOPS || comm == MPI_COMM_NULL)
-        return 0;
-    int init = 0, fin = 1, inter = 1;
-    if (PMPI_Initialized(&init) != MPI_SUCCESS || !init || PMPI_Finalized(&fin) != MPI_SUCCESS ||
-        fin || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return 0;
-    mpitopo__gconf_t c;
-    gstate_t *s;
-    if (mpitopo__gstate_get(comm, &s, "mpitopo_coll_handles") != MPITOPO_SUCCESS ||
-        mpitopo__gconf_of(comm, &s->conf_cache, &c, "mpitopo_coll_handles") != MPITOPO_SUCCESS ||
-        c.off ||
-        c.alg[which] == MPITOPO__GA_MPI)
-        return 0;
-    /* The answer must be the same on every process (or the processes would
-     * run different collectives): the datatypes are not looked at (a
-     * gather's receive type matters at its root only, MPI_IN_PLACE makes the
-     * send type meaningless); mpitopo reports bad ones itself. */
-    (void)sendtype;
-    (void)recvtype;
-    if (which == MPITOPO__COLL_OP_ALLREDUCE &&
-        (op == MPI_OP_NULL || op == MPI_REPLACE || op == MPI_NO_OP))
-        return 0;
-    return 1;
-}
-
-int mpitopo_coll_handles(int which, MPI_Comm comm, MPI_Datatype sendtype, MPI_Datatype recvtype,
-                         MPI_Op op)
-{
-    return mpitopo__coll_handles(which, comm, sendtype, recvtype, op);
 }

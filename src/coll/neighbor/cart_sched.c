@@ -42,6 +42,7 @@
  * which block lands where). Otherwise the collectives run linear.
  */
 #include "coll/coll_internal.h"
+#include "pattern/pattern_internal.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -216,20 +217,18 @@ int mpitopo__stencil_of(MPI_Comm comm, struct mpitopo__stencil **out, const char
 
 static int parse_stencil(const char *text, int *star, int *radius, const char *func)
 {
-    const char *colon = text ? strchr(text, ':') : NULL;
     long long r;
+    int moore;
     if (!text)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "stencil = NULL");
-    if (colon && (size_t)(colon - text) == 5 && !strncmp(text, "moore", 5))
-        *star = 0;
-    else if (colon && (size_t)(colon - text) == 4 && !strncmp(text, "star", 4))
-        *star = 1;
-    else
-        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
-                                 "stencil = \"%s\" is not moore:R or star:R", text);
-    if (mpitopo__parse_long(colon + 1, strlen(colon + 1), 1, 1 << 20, &r) != 0)
+    int bad = mpitopo__stencil_parse(text, strlen(text), &moore, &r);
+    if (bad == -1)
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "stencil = \"%s\" is not moore=R or star=R",
+                               text);
+    if (bad || r < 1 || r > 1 << 20)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
                                  "stencil = \"%s\": the radius must be an integer >= 1", text);
+    *star = !moore;
     *radius = (int)r;
     return MPITOPO_SUCCESS;
 }
@@ -1069,4 +1068,4 @@ static void free_state(mpitopo__nbr_t *n)
 }
 
 const mpitopo__sched_ops_t mpitopo__cart_ops = {
-    .name = "cart", .applies = applies, .build = build, .free_state = free_state};
+    .applies = applies, .build = build, .free_state = free_state};

@@ -1162,4 +1162,4 @@ static void free_state(mpitopo__nbr_t *n)
 }
 
 const mpitopo__sched_ops_t mpitopo__combine_ops = {
-    .name = "combine", .applies = applies, .build = build, .free_state = free_state};
+    .applies = applies, .build = build, .free_state = free_state};

@@ -230,4 +230,4 @@ static int applies(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, long l
     return MPITOPO_SUCCESS;
 }
 
-const mpitopo__sched_ops_t mpitopo__host_ops = {.name = "mpi", .applies = applies, .build = build};
+const mpitopo__sched_ops_t mpitopo__host_ops = {.applies = applies, .build = build};

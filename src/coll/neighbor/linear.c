@@ -173,4 +173,4 @@ static int build(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send, co
     return mpitopo__linear_build(n, &p, send, recv, out, func);
 }
 
-const mpitopo__sched_ops_t mpitopo__linear_ops = {.name = "linear", .build = build};
+const mpitopo__sched_ops_t mpitopo__linear_ops = {.build = build};

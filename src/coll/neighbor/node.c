@@ -1206,4 +1206,4 @@ static void free_state(mpitopo__nbr_t *n)
 }
 
 const mpitopo__sched_ops_t mpitopo__node_ops = {
-    .name = "node", .applies = applies, .build = build, .free_state = free_state};
+    .applies = applies, .build = build, .free_state = free_state};

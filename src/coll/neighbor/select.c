@@ -33,17 +33,22 @@ void mpitopo__sched_free_state(mpitopo__nbr_t *n)
             table[i]->free_state(n);
 }
 
+/* Their names, by the same index (include/mpitopo/coll.h). */
+static const char *const names[] = MPITOPO_NEIGHBOR_SCHEDULES;
+_Static_assert(sizeof names / sizeof *names == sizeof table / sizeof *table,
+               "MPITOPO_NEIGHBOR_SCHEDULES and the schedules of select.c differ");
+
 mpitopo__sched_t mpitopo__sched_parse(const char *s)
 {
     for (int i = 0; i < NSCHED; i++)
-        if (strcmp(s, mpitopo__sched_name((mpitopo__sched_t)i)) == 0)
+        if (strcmp(s, names[i]) == 0)
             return (mpitopo__sched_t)i;
     return MPITOPO__SCHED_INVALID;
 }
 
 const char *mpitopo__sched_name(mpitopo__sched_t s)
 {
-    return s == MPITOPO__SCHED_AUTO ? "auto" : mpitopo__sched_ops(s) ? table[s]->name : "?";
+    return s >= 0 && s < NSCHED ? names[s] : "?";
 }
 
 /* MPITOPO_NEIGHBOR, read once. */
@@ -64,10 +69,12 @@ static void read_env(void)
 
 static int bad_name(const char *func, const char *where, const char *value)
 {
-    return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func,
-                             "%s = \"%s\" is not one of auto, linear, combine, cart, node, mpi",
-                             where,
-                             value);
+    char known[96];
+    size_t used = 0;
+    for (int i = 0; i < NSCHED && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", names[i]);
+    return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "%s = \"%s\" is not one of %s", where, value,
+                           known);
 }
 
 int mpitopo__sched_requested(const mpitopo__nbr_t *n, MPI_Info info, mpitopo__sched_t *s,

@@ -64,7 +64,7 @@ void nt_moore_graph(nt_graph_t *g);
 void nt_dense_graph(nt_graph_t *g);
 void nt_cart_graph(nt_graph_t *g, int ndims, const int *dims, const int *periods);
 /* Periodic grid of ndims (at most 4) dims with an mpitopo stencil
- * communicator ("moore:1", ...) on it, checked like a Cartesian one. */
+ * communicator ("moore=1", ...) on it, checked like a Cartesian one. */
 void nt_stencil_graph(nt_graph_t *g, int ndims, const int *dims, const char *stencil);
 void nt_graph_free(nt_graph_t *g);
 
