@@ -12,7 +12,7 @@
 
 #define DEFAULT_MAX_ROUTES 1048576LL
 
-/* Called by tools/mpitopo.c's command table. */
+/* Called by tools/cmd_eval.c's command table. */
 extern const char *mpitopo__platform_help;
 int mpitopo__platform_main(int argc, char **argv);
 

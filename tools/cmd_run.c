@@ -54,7 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Called by tools/mpitopo.c's command table. */
+/* Called by tools/cmd_eval.c's command table. */
 extern const char *mpitopo__run_help;
 int mpitopo__run_main(int argc, char **argv);
 
