@@ -1,8 +1,6 @@
-/* mpitopo: evaluate process mappings on machine models from the command line. */
-#define MPITOPO_NO_MPI
-#include <mpitopo.h>
-
-#include "core/env.h"
+/* mpitopo eval: the metrics of mappers and of placement files side by side,
+ * on a machine model, from the command line. */
+#include "cli.h"
 #include "map/map_internal.h" /* mpitopo__map_check_spec */
 
 #include <errno.h>
@@ -17,42 +15,6 @@
 /* The help texts follow help2man's conventions (the man pages are made from
  * them): a "Usage:" line, a description, "Options:" with options indented by
  * two blanks and descriptions from column 24. */
-static const char *main_help =
-    "Usage: mpitopo COMMAND [OPTION]...\n"
-    "  or:  mpitopo help [COMMAND]\n"
-    "  or:  mpitopo --version\n"
-    "\n"
-    "Evaluate how MPI processes are placed on a machine and how much of their\n"
-    "communication crosses each level of it (nodes, sockets, switches), and write\n"
-    "better rank placements for launchers.\n"
-    "\n"
-    "Commands:\n"
-    "  eval                  print the metrics of mappers and of placement files\n"
-    "                        side by side\n"
-    "  map                   map a (traced) pattern and write a rank placement for\n"
-    "                        a launcher\n"
-    "  mappers               list the available mappers\n"
-    "  platform              write a SimGrid platform with the links and routes\n"
-    "                        of a network model, for SMPI\n"
-    "  run                   launch a program with the placement recorded from its\n"
-    "                        traffic (records it on the first run)\n"
-    "  dims                  Cartesian dimensions for N processes, balanced or\n"
-    "                        node-aware\n"
-    "  version               print the version and the optional mappers\n"
-    "  env                   list the environment variables mpitopo reads, and\n"
-    "                        their values here\n"
-    "  help [COMMAND]        this text, or the help of COMMAND\n"
-    "\n"
-    "Options:\n"
-    "  -h, --help            print this help and exit\n"
-    "  -V, --version         print the version and the optional mappers, and exit\n"
-    "\n"
-    "Run 'mpitopo COMMAND --help' for the options of a command.\n"
-    "\n"
-    "Exit status:\n"
-    "  0 on success, 1 on a usage or input error (with a message on standard\n"
-    "  error)\n";
-
 static const char *eval_help =
     "Usage: mpitopo eval --machine DESC --pattern DESC|FILE [OPTION]...\n"
     "\n"
@@ -196,58 +158,19 @@ static const char *eval_help =
     "\n"
     "  $ mpitopo eval --machine \"node:8 core:8\" --pattern app.trace --mapping ranks.txt --mapper tree\n";
 
-static const char *mappers_help =
-    "Usage: mpitopo mappers\n"
-    "\n"
-    "Lists the mappers that --mapper accepts, one per line with a summary.\n";
-
-static const char *version_help =
-    "Usage: mpitopo version\n"
-    "  or:  mpitopo --version\n"
-    "\n"
-    "Prints the version of mpitopo and which optional mappers (scotch, metis)\n"
-    "this build has.\n";
-
-static const char *env_help =
-    "Usage: mpitopo env [--markdown]\n"
-    "\n"
-    "Lists every environment variable that the library, the shim, the tracer and\n"
-    "the tools read, who reads it, and its value in this environment.\n"
-    "\n"
-    "Options:\n"
-    "  --markdown            print the table of doc/user-guide.md instead\n"
-    "                        (variable and meaning)\n";
-
-typedef enum map_format { FMT_AUTO = -1, FMT_PLAIN, FMT_OPENMPI, FMT_MPICH, FMT_CRAY } map_format_t;
-static const char *format_names[] = {"plain", "openmpi-rankfile", "mpich-hosts", "cray-rank-order"};
-
-/* Options that eval and map share, with one spelling each (and the other
- * subcommand's old spelling as an alias). */
-typedef struct common_args {
-    const char *machine, *node_topology, *pattern, *placement, *hosts;
-    const char *network;       /* --network DESC, NULL without */
-    const char *gpu_pattern;   /* --gpu-pattern FILE|DESC, NULL without (issue 20) */
-    const char *gpus;          /* --gpus DESC|XML, NULL without */
-    const char *placement_opt; /* the spelling given, for messages */
-    mpitopo_weight_t weight;
-    uint64_t seed;
-} common_args_t;
-
-#define COMMON_ARGS_INIT {.placement = "block", .placement_opt = "--placement", .weight = MPITOPO_WEIGHT_BYTES, .seed = 1}
-
 typedef struct eval_args {
-    common_args_t c;
+    mpitopo__cli_args_t c;
     const char *mappers;
     const char *mappings[MAX_COLUMNS];
     int nmappings;
-    map_format_t mapping_format;
+    mpitopo__cli_format_t mapping_format;
     int json, never_worse;
 } eval_args_t;
 
 typedef struct result {
     char name[64];
     const char *file; /* the --mapping file, NULL for a mapper */
-    map_format_t format;
+    mpitopo__cli_format_t format;
     int kept_launch;
     mpitopo_metrics_t m;
     int has_gpu;                   /* the GPU-tree metrics below are set */
@@ -256,107 +179,6 @@ typedef struct result {
     mpitopo_network_metrics_t net; /* on --network */
     char busiest[96];              /* the most congested channel's name, "" when none carries traffic */
 } result_t;
-
-static int fail(const char *what, int rc)
-{
-    const char *detail = mpitopo_last_error();
-    fprintf(stderr, "mpitopo: %s: %s\n", what, detail[0] ? detail : mpitopo_strerror(rc));
-    return 1;
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "mpitopo: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nRun 'mpitopo help' for the commands and their options.\n");
-    return 1;
-}
-
-/* An integer in [lo, 2^31-1] filling s[0..len); 0 on success. */
-static int parse_int(const char *s, size_t len, long long lo, long long *out)
-{
-    char buf[32], *end;
-    *out = 0; /* defined on every return */
-    if (len == 0 || len >= sizeof buf)
-        return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    errno = 0;
-    *out = strtoll(buf, &end, 10);
-    return *end || errno || *out < lo || *out > INT32_MAX ? -1 : 0;
-}
-
-static int parse_format(const char *opt, const char *s, int allow_auto, map_format_t *f)
-{
-    if (allow_auto && !strcmp(s, "auto")) {
-        *f = FMT_AUTO;
-        return 0;
-    }
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, format_names[i])) {
-            *f = (map_format_t)i;
-            return 0;
-        }
-    fprintf(stderr, "mpitopo: %s '%s': expected %splain, openmpi-rankfile, mpich-hosts or cray-rank-order\n", opt, s,
-            allow_auto ? "auto, " : "");
-    return 1;
-}
-
-/* A launch placement as mpitopo_placement takes it: block, rr or random:SEED. */
-static int valid_placement(const char *s)
-{
-    if (!strcmp(s, "block") || !strcmp(s, "rr"))
-        return 1;
-    if (strncmp(s, "random:", 7))
-        return 0;
-    char *end;
-    errno = 0;
-    long long seed = strtoll(s + 7, &end, 10);
-    return s[7] >= '0' && s[7] <= '9' && !*end && errno != ERANGE && seed >= 0;
-}
-
-/* An option both subcommands take: 0 when o is one (its value taken), 1
- * after a usage error, -1 when o is not a common option. */
-static int common_option(common_args_t *c, const char *o, const char *value)
-{
-    const char **slot = !strcmp(o, "--machine")         ? &c->machine
-                        : !strcmp(o, "--node-topology") ? &c->node_topology
-                        : !strcmp(o, "--pattern")       ? &c->pattern
-                        : !strcmp(o, "--hosts")         ? &c->hosts
-                        : !strcmp(o, "--network")       ? &c->network
-                        : !strcmp(o, "--gpu-pattern")   ? &c->gpu_pattern
-                        : !strcmp(o, "--gpus")          ? &c->gpus
-                        : !strcmp(o, "--placement") || !strcmp(o, "--launch") ? &c->placement
-                                                                              : NULL;
-    int weights = !strcmp(o, "--weights") || !strcmp(o, "--weight");
-    if (!slot && !weights && strcmp(o, "--seed"))
-        return -1;
-    if (!value)
-        return usage_error("option '%s' needs a value", o);
-    if (slot == &c->placement) {
-        c->placement_opt = o;
-        if (!valid_placement(value)) {
-            fprintf(stderr, "mpitopo: %s '%s': expected block, rr or random:SEED\n", o, value);
-            return 1;
-        }
-    }
-    if (slot) {
-        *slot = value;
-    } else if (weights) {
-        if (mpitopo_weight_from_string(value, &c->weight) != MPITOPO_SUCCESS) {
-            fprintf(stderr, "mpitopo: %s '%s': expected bytes, messages or unit\n", o, value);
-            return 1;
-        }
-    } else {
-        char *end;
-        errno = 0;
-        long long s = strtoll(value, &end, 10);
-        if (!*value || *end || s < 0 || errno == ERANGE)
-            return usage_error("--seed '%s': expected an integer in [0, 2^63-1]", value);
-        c->seed = (uint64_t)s;
-    }
-    return 0;
-}
 
 /* One option of eval at argv[*i]; 0 or 1 after a usage error. */
 static int eval_option(eval_args_t *a, int argc, char **argv, int *i)
@@ -370,42 +192,32 @@ static int eval_option(eval_args_t *a, int argc, char **argv, int *i)
         a->never_worse = 1;
         return 0;
     }
-    int rc = common_option(&a->c, o, value);
+    int rc = mpitopo__cli_option(&a->c, o, value);
     if (rc >= 0) {
         ++*i;
         return rc;
     }
     int mapping = !strcmp(o, "--mapping"), fmt = !strcmp(o, "--mapping-format");
     if (!mapping && !fmt && strcmp(o, "--mapper"))
-        return usage_error("unknown option '%s'", o);
+        return mpitopo__cli_usage_error("unknown option '%s'", o);
     if (!value)
-        return usage_error("option '%s' needs a value", o);
+        return mpitopo__cli_usage_error("option '%s' needs a value", o);
     ++*i;
     if (fmt)
-        return parse_format(o, value, 1, &a->mapping_format);
+        return mpitopo__cli_parse_format(o, value, 1, &a->mapping_format);
     if (!mapping) {
         a->mappers = value;
         return 0;
     }
     if (a->nmappings == MAX_COLUMNS)
-        return usage_error("--mapping '%s': too many --mapping files (at most 64)", value);
+        return mpitopo__cli_usage_error("--mapping '%s': too many --mapping files (at most 64)", value);
     a->mappings[a->nmappings++] = value;
-    return 0;
-}
-
-/* --gpu-pattern and --gpus come together. */
-static int gpu_options_check(const common_args_t *c)
-{
-    if (c->gpu_pattern && !c->gpus)
-        return usage_error("--gpu-pattern '%s' needs --gpus DESC|XML (the GPUs of a node)", c->gpu_pattern);
-    if (c->gpus && !c->gpu_pattern)
-        return usage_error("--gpus '%s' needs --gpu-pattern FILE|DESC (the GPU traffic)", c->gpus);
     return 0;
 }
 
 static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
 {
-    *a = (eval_args_t){.c = COMMON_ARGS_INIT, .mapping_format = FMT_AUTO};
+    *a = (eval_args_t){.c = MPITOPO__CLI_ARGS_INIT, .mapping_format = MPITOPO__CLI_FMT_AUTO};
     *done = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -417,157 +229,16 @@ static int parse_eval_args(int argc, char **argv, eval_args_t *a, int *done)
             return 1;
     }
     if (!a->c.machine)
-        return usage_error("%s", "eval needs --machine DESC");
+        return mpitopo__cli_usage_error("%s", "eval needs --machine DESC");
     if (!a->c.pattern)
-        return usage_error("%s", "eval needs --pattern DESC|FILE");
-    if (gpu_options_check(&a->c))
+        return mpitopo__cli_usage_error("%s", "eval needs --pattern DESC|FILE");
+    if (mpitopo__cli_gpu_options_check(&a->c))
         return 1;
     if (a->c.gpu_pattern && a->nmappings)
-        return usage_error("--mapping '%s': not with --gpu-pattern (a placement file assigns no GPUs)",
-                           a->mappings[0]);
+        return mpitopo__cli_usage_error("--mapping '%s': not with --gpu-pattern (a placement file assigns no GPUs)",
+                                        a->mappings[0]);
     return 0;
 }
-
-static char **host_names(const char *list, int nnodes, char **copy);
-static int machine_nnodes(const mpitopo_machine_t *m);
-
-static int is_pattern_description(const char *s)
-{
-    static const char *kinds[] = {"cart:", "random:", "ring:", "complete:", "alltoall:", "hhc:", "coll:"};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (!strncmp(s, kinds[i], strlen(kinds[i])))
-            return 1;
-    return 0;
-}
-
-/* The network of --network (NULL without), its end nodes the machine's
- * nodes in order. */
-static mpitopo_network_t *eval_network;
-
-/* Load --network, and put its group levels (switches) above the machine's
- * nodes in place of the machine's own. */
-static int load_network(const char *desc, mpitopo_machine_t **machine)
-{
-    if (!desc)
-        return 0;
-    int rc = mpitopo_network_from_string(desc, &eval_network);
-    if (rc != MPITOPO_SUCCESS) {
-        const char *detail = mpitopo_last_error();
-        fprintf(stderr, "mpitopo: --network '%s': %s\n", desc, detail[0] ? detail : mpitopo_strerror(rc));
-        return 1;
-    }
-    int nend = 0, nnodes = machine_nnodes(*machine);
-    mpitopo_network_size(eval_network, &nend, NULL, NULL);
-    if (nnodes > nend) {
-        fprintf(stderr, "mpitopo: --network '%s': the machine has %d nodes but the network only %d end nodes\n",
-                desc, nnodes, nend);
-        return 1;
-    }
-    mpitopo_machine_t *m = NULL;
-    if ((rc = mpitopo_network_machine(eval_network, *machine, NULL, &m, NULL)) != MPITOPO_SUCCESS)
-        return fail("--network", rc);
-    mpitopo_machine_destroy(machine);
-    *machine = m;
-    return 0;
-}
-
-/* tools/slurm_machine.c: "slurm:FILE INNER" machines (issue 32). */
-int mpitopo__cli_slurm_machine(const char *desc, const char *hosts, mpitopo_machine_t **machine,
-                               char **node_hosts);
-static char *slurm_node_hosts; /* the hosts of a slurm: machine, in node order */
-
-static int load_inputs(common_args_t *a, mpitopo_machine_t **machine, mpitopo_pattern_t **pattern)
-{
-    int rc;
-    if (!strncmp(a->machine, "slurm:", 6)) {
-        if (a->node_topology)
-            return usage_error("--node-topology '%s': not with a slurm: machine (give the levels inside a node "
-                               "after the file)", a->node_topology);
-        if (mpitopo__cli_slurm_machine(a->machine, a->hosts, machine, &slurm_node_hosts))
-            return 1;
-        a->hosts = slurm_node_hosts; /* --hosts of the mapping files, now in node order */
-        rc = MPITOPO_SUCCESS;
-    } else if (a->node_topology)
-        rc = mpitopo_machine_from_hwloc(a->machine, strcmp(a->node_topology, "this") ? a->node_topology : NULL,
-                                        machine);
-    else
-        rc = mpitopo_machine_from_string(a->machine, machine);
-    if (rc != MPITOPO_SUCCESS)
-        return fail("--machine", rc);
-    if (load_network(a->network, machine))
-        return 1;
-    int nprocs, nleaves;
-    mpitopo_machine_nleaves(*machine, &nleaves);
-    /* A file's header is checked against the machine before anything is
-     * allocated for it, so a huge process count costs nothing. */
-    if (is_pattern_description(a->pattern))
-        rc = mpitopo_pattern_from_string(a->pattern, pattern);
-    else
-        rc = mpitopo_pattern_read_max(a->pattern, nleaves, pattern);
-    if (rc == MPITOPO_ERR_RANGE && !is_pattern_description(a->pattern)) {
-        fprintf(stderr, "mpitopo: --pattern: %s (the machine has %d leaves)\n", mpitopo_last_error(), nleaves);
-        return 1;
-    }
-    if (rc != MPITOPO_SUCCESS)
-        return fail("--pattern", rc);
-    mpitopo_pattern_nprocs(*pattern, &nprocs);
-    if (nprocs > nleaves) {
-        fprintf(stderr, "mpitopo: the pattern has %d processes but the machine only %d leaves\n", nprocs, nleaves);
-        return 1;
-    }
-    /* --hosts is checked whether or not a format needs it. */
-    char *copy = NULL, **hosts = a->hosts ? host_names(a->hosts, machine_nnodes(*machine), &copy) : NULL;
-    free(hosts);
-    free(copy);
-    return a->hosts && !hosts;
-}
-
-/* The GPU tree of --gpus and the pattern of --gpu-pattern (NULL without). */
-static mpitopo_gpus_t *eval_gpus;
-static mpitopo_pattern_t *eval_gpu_pattern;
-
-/* Load --gpus and --gpu-pattern (when given), the GPU pattern over the
- * same processes as the CPU pattern. */
-static int load_gpu_inputs(const common_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern)
-{
-    if (!a->gpu_pattern)
-        return 0;
-    int rc = mpitopo_gpus_load(a->gpus, &eval_gpus);
-    if (rc != MPITOPO_SUCCESS) {
-        const char *detail = mpitopo_last_error();
-        fprintf(stderr, "mpitopo: --gpus '%s': %s\n", a->gpus, detail[0] ? detail : mpitopo_strerror(rc));
-        return 1;
-    }
-    int nleaves, nprocs, gprocs;
-    mpitopo_machine_nleaves(machine, &nleaves);
-    if (is_pattern_description(a->gpu_pattern))
-        rc = mpitopo_pattern_from_string(a->gpu_pattern, &eval_gpu_pattern);
-    else
-        rc = mpitopo_pattern_read_max(a->gpu_pattern, nleaves, &eval_gpu_pattern);
-    if (rc != MPITOPO_SUCCESS) {
-        const char *detail = mpitopo_last_error();
-        fprintf(stderr, "mpitopo: --gpu-pattern '%s': %s\n", a->gpu_pattern, detail[0] ? detail : mpitopo_strerror(rc));
-        return 1;
-    }
-    mpitopo_pattern_nprocs(pattern, &nprocs);
-    mpitopo_pattern_nprocs(eval_gpu_pattern, &gprocs);
-    if (gprocs != nprocs) {
-        fprintf(stderr, "mpitopo: --gpu-pattern '%s' has %d processes but --pattern '%s' has %d: both must describe "
-                        "the same processes\n", a->gpu_pattern, gprocs, a->pattern, nprocs);
-        return 1;
-    }
-    return 0;
-}
-
-static void free_gpu_inputs(void)
-{
-    mpitopo_gpus_destroy(&eval_gpus);
-    mpitopo_pattern_destroy(&eval_gpu_pattern);
-}
-
-/* Whether --pattern is a collective's ("coll:..."): the collective-aware
- * mappers (rdmh, rmh, bbmh, bgmh) join the default list only then. */
-static int eval_coll_pattern;
 
 static int is_coll_mapper(const char *name)
 {
@@ -579,29 +250,33 @@ static int is_coll_mapper(const char *name)
     return 0;
 }
 
-/* Split the comma-separated mapper list (or all mappers that apply to the
- * pattern, the network-aware ones only under --network, the collective-aware
- * ones only for a collective's pattern; none for "none") into specs. */
-static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
+/* The mappers of eval without --mapper: all that apply to the pattern, the
+ * network-aware ones only under --network, the collective-aware ones (rdmh,
+ * rmh, bbmh, bgmh) only for a collective's pattern ("coll:..."). */
+static void default_mappers(int is_cart, int network, int coll_pattern, char specs[][64], int *n)
 {
     *n = 0;
-    if (!list) {
-        for (int i = 0; i < mpitopo_mapper_count() && *n < MAX_MAPPERS; i++)
-            if ((is_cart || !mpitopo_mapper_at(i)->needs_cart) &&
-                (eval_network || strncmp(mpitopo_mapper_at(i)->summary, "needs a network", 15) != 0) &&
-                (eval_coll_pattern || !is_coll_mapper(mpitopo_mapper_at(i)->name)))
-                snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
-        return 0;
-    }
+    for (int i = 0; i < mpitopo_mapper_count() && *n < MAX_MAPPERS; i++)
+        if ((is_cart || !mpitopo_mapper_at(i)->needs_cart) &&
+            (network || strncmp(mpitopo_mapper_at(i)->summary, "needs a network", 15) != 0) &&
+            (coll_pattern || !is_coll_mapper(mpitopo_mapper_at(i)->name)))
+            snprintf(specs[(*n)++], 64, "%s", mpitopo_mapper_at(i)->name);
+}
+
+/* Split the comma-separated mapper list of --mapper (none for "none") into
+ * specs. */
+static int mapper_specs(const char *list, char specs[][64], int *n)
+{
+    *n = 0;
     if (!strcmp(list, "none"))
         return 0;
     const char *p = list;
     if (!*p)
-        return usage_error("--mapper '%s': expected a comma-separated list of mappers", list);
+        return mpitopo__cli_usage_error("--mapper '%s': expected a comma-separated list of mappers", list);
     while (*p) {
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= 64 || *n == MAX_MAPPERS)
-            return usage_error("--mapper '%s': expected a comma-separated list of mappers", list);
+            return mpitopo__cli_usage_error("--mapper '%s': expected a comma-separated list of mappers", list);
         memcpy(specs[*n], p, len);
         specs[(*n)++][len] = '\0';
         p += len + (p[len] == ',');
@@ -609,40 +284,16 @@ static int mapper_specs(const char *list, int is_cart, char specs[][64], int *n)
     return 0;
 }
 
-/* The network metrics of a placement (leaves of the machine): process p on
- * the end node numbered as the node of its leaf; the busiest channel named. */
-static int network_metrics(const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern, const int *leaves,
-                           result_t *r)
+/* The network metrics of a column (none without --network). */
+static int column_network(const mpitopo__cli_inputs_t *in, const int *leaves, result_t *r)
 {
     r->has_net = 0;
-    if (!eval_network)
+    if (!in->network)
         return 0;
-    int nprocs, node_level, status = 0;
-    mpitopo_pattern_nprocs(pattern, &nprocs);
-    mpitopo_machine_node_level(machine, &node_level);
-    mpitopo_network_load_t *load = NULL;
-    int rc = mpitopo_network_load_create(eval_network, pattern, &load);
-    for (int p = 0; p < nprocs && rc == MPITOPO_SUCCESS; p++) {
-        int node = 0;
-        if (node_level >= 0)
-            mpitopo_machine_unit_of(machine, node_level, leaves[p], &node);
-        rc = mpitopo_network_load_place(load, p, node);
-    }
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_network_load_metrics(load, NULL, NULL, &r->net);
-    int64_t channel;
-    int count = 0;
-    if (rc == MPITOPO_SUCCESS)
-        rc = mpitopo_network_load_top(load, 1, &channel, NULL, &count);
-    r->busiest[0] = '\0';
-    if (rc == MPITOPO_SUCCESS && count > 0)
-        rc = mpitopo_network_channel(eval_network, channel, NULL, r->busiest, sizeof r->busiest);
-    if (rc != MPITOPO_SUCCESS)
-        status = fail("--network", rc);
-    else
-        r->has_net = 1;
-    mpitopo_network_load_destroy(&load);
-    return status;
+    if (mpitopo__cli_network_metrics(in, leaves, &r->net, r->busiest, sizeof r->busiest))
+        return 1;
+    r->has_net = 1;
+    return 0;
 }
 
 /* What the mappers of eval share: the launch placement of --placement in
@@ -655,7 +306,7 @@ static int eval_options(const eval_args_t *a, const mpitopo_machine_t *machine, 
     if (!allocated)
         status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
     else if ((rc = mpitopo_placement(machine, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
-        status = fail(a->c.placement_opt, rc);
+        status = mpitopo__cli_fail(a->c.placement_opt, rc);
     *opt = (mpitopo_map_options_t)MPITOPO_MAP_OPTIONS_INIT;
     opt->weight = a->c.weight;
     opt->seed = a->c.seed;
@@ -689,14 +340,14 @@ static const mpitopo_mapper_t *registered(const char *spec)
  * (no such mapper, bad arguments) applies: running it says what is wrong,
  * as for every other failure, size limits included. The last error is left
  * alone unless the answer is yes. */
-static int does_not_apply(const char *spec, int is_cart, int rc, char *why, size_t len)
+static int does_not_apply(const char *spec, int is_cart, int network, int rc, char *why, size_t len)
 {
     const mpitopo_mapper_t *mp = registered(spec);
     if (!mp)
         return 0;
     if (mp->needs_cart && !is_cart)
         snprintf(why, len, "needs a Cartesian pattern");
-    else if (!eval_network && !strncmp(mp->summary, "needs a network", 15))
+    else if (!network && !strncmp(mp->summary, "needs a network", 15))
         snprintf(why, len, "needs a network (--network)");
     else if (rc == MPITOPO_ERR_ARG && is_coll_mapper(mp->name))
         snprintf(why, len, "%s", mpitopo_last_error());
@@ -705,17 +356,19 @@ static int does_not_apply(const char *spec, int is_cart, int rc, char *why, size
     return mpitopo__map_check_spec(spec) == MPITOPO_SUCCESS;
 }
 
-static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                       result_t *results, int *nresults)
+static int run_mappers(const eval_args_t *a, const mpitopo__cli_inputs_t *in, result_t *results, int *nresults)
 {
+    const mpitopo_machine_t *machine = in->machine;
+    const mpitopo_pattern_t *pattern = in->pattern;
     char specs[MAX_MAPPERS][64];
-    int is_cart = 0;
+    int is_cart = 0, network = in->network != NULL;
     mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
-    eval_coll_pattern = strncmp(a->c.pattern, "coll:", 5) == 0;
-    if (mapper_specs(a->mappers, is_cart, specs, nresults))
+    if (!a->mappers)
+        default_mappers(is_cart, network, strncmp(a->c.pattern, "coll:", 5) == 0, specs, nresults);
+    else if (mapper_specs(a->mappers, specs, nresults))
         return 1;
     if (*nresults == 0 && a->nmappings == 0)
-        return usage_error("%s", "--mapper none: nothing to measure without --mapping FILE");
+        return mpitopo__cli_usage_error("%s", "--mapper none: nothing to measure without --mapping FILE");
     int nprocs, rc;
     mpitopo_pattern_nprocs(pattern, &nprocs);
     int *launch = malloc(((size_t)nprocs + 1) * sizeof *launch);
@@ -727,11 +380,11 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
         result_t *r = &results[n];
         skipped_t *s = &eval_skipped[eval_nskipped];
         snprintf(r->name, sizeof r->name, "%s", specs[i]);
-        int skip = a->mappers && does_not_apply(specs[i], is_cart, MPITOPO_SUCCESS, s->why, sizeof s->why);
+        int skip = a->mappers && does_not_apply(specs[i], is_cart, network, MPITOPO_SUCCESS, s->why, sizeof s->why);
         rc = skip ? MPITOPO_SUCCESS
-             : eval_network ? mpitopo_map_network(specs[i], machine, eval_network, NULL, pattern, &opt, leaves,
-                                                  &r->kept_launch)
-                            : mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
+             : network ? mpitopo_map_network(specs[i], machine, in->network, NULL, pattern, &opt, leaves,
+                                             &r->kept_launch)
+                       : mpitopo_map(specs[i], machine, pattern, &opt, leaves, &r->kept_launch);
         if (!a->mappers && (rc == MPITOPO_ERR_RANGE || (rc == MPITOPO_ERR_ARG && is_coll_mapper(specs[i])))) {
             /* A mapper of the default list beyond its size limit (or rdmh
              * on a process count not a power of two) is left out, saying
@@ -741,7 +394,7 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
             continue;
         }
         if (a->mappers && rc != MPITOPO_SUCCESS)
-            skip = does_not_apply(specs[i], is_cart, rc, s->why, sizeof s->why);
+            skip = does_not_apply(specs[i], is_cart, network, rc, s->why, sizeof s->why);
         if (skip) {
             snprintf(s->name, sizeof s->name, "%s", specs[i]);
             s->at = n;
@@ -752,9 +405,9 @@ static int run_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, c
         if (rc == MPITOPO_SUCCESS)
             rc = mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
         if (rc != MPITOPO_SUCCESS)
-            status = fail(specs[i], rc);
+            status = mpitopo__cli_fail(specs[i], rc);
         else
-            status = network_metrics(machine, pattern, leaves, r);
+            status = column_network(in, leaves, r);
         n++;
     }
     *nresults = n;
@@ -771,16 +424,17 @@ static const char *const gpu_strategies[] = {"gpu-default", "strategy1", "strate
 /* eval with --gpu-pattern: every GPU strategy (or those of --mapper), the
  * CPU metrics of the placement over --pattern and the GPU-tree metrics of
  * the GPU assignment over --gpu-pattern. */
-static int run_gpu_mappers(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                           result_t *results, int *nresults)
+static int run_gpu_mappers(const eval_args_t *a, const mpitopo__cli_inputs_t *in, result_t *results, int *nresults)
 {
+    const mpitopo_machine_t *machine = in->machine;
+    const mpitopo_pattern_t *pattern = in->pattern;
     char specs[MAX_MAPPERS][64];
     int nspecs = 0;
     if (a->mappers) {
-        if (mapper_specs(a->mappers, 0, specs, &nspecs))
+        if (mapper_specs(a->mappers, specs, &nspecs))
             return 1;
         if (nspecs == 0)
-            return usage_error("%s", "--mapper none: nothing to measure with --gpu-pattern");
+            return mpitopo__cli_usage_error("%s", "--mapper none: nothing to measure with --gpu-pattern");
     } else {
         for (size_t i = 0; i < sizeof gpu_strategies / sizeof gpu_strategies[0]; i++)
             snprintf(specs[nspecs++], 64, "%s", gpu_strategies[i]);
@@ -796,8 +450,8 @@ static int run_gpu_mappers(const eval_args_t *a, const mpitopo_machine_t *machin
         result_t *r = &results[n];
         memset(r, 0, sizeof *r);
         snprintf(r->name, sizeof r->name, "%s", specs[i]);
-        rc = mpitopo_map_gpu(specs[i], machine, eval_network, NULL, eval_gpus, pattern, eval_gpu_pattern, &opt,
-                             leaves, gpu_of);
+        rc = mpitopo_map_gpu(specs[i], machine, in->network, NULL, in->gpus, pattern, in->gpu_pattern, &opt, leaves,
+                             gpu_of);
         if (rc == MPITOPO_ERR_UNSUPPORTED && !a->mappers) {
             /* magc:scotch without Scotch, in the default list */
             fprintf(stderr, "mpitopo: %s left out: %s\n", specs[i], mpitopo_last_error());
@@ -806,12 +460,12 @@ static int run_gpu_mappers(const eval_args_t *a, const mpitopo_machine_t *machin
         if (rc == MPITOPO_SUCCESS)
             rc = mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
         if (rc == MPITOPO_SUCCESS)
-            rc = mpitopo_gpu_metrics(machine, eval_gpus, eval_gpu_pattern, leaves, gpu_of, &r->gpu_mc,
+            rc = mpitopo_gpu_metrics(machine, in->gpus, in->gpu_pattern, leaves, gpu_of, &r->gpu_mc,
                                      &r->gpu_hop_bytes);
         if (rc != MPITOPO_SUCCESS)
-            status = fail(specs[i], rc);
+            status = mpitopo__cli_fail(specs[i], rc);
         else
-            status = network_metrics(machine, pattern, leaves, r);
+            status = column_network(in, leaves, r);
         r->has_gpu = 1;
         n++;
     }
@@ -824,19 +478,6 @@ static int run_gpu_mappers(const eval_args_t *a, const mpitopo_machine_t *machin
     return status;
 }
 
-/* Where a leaf is: its node (0 when the machine has no "node" level) and
- * its index inside the node. */
-static void leaf_place(const mpitopo_machine_t *m, int node_level, int leaf, int *node, int *slot)
-{
-    int first = 0, count;
-    *node = 0;
-    if (node_level >= 0) {
-        mpitopo_machine_unit_of(m, node_level, leaf, node);
-        mpitopo_machine_unit_leaves(m, node_level, *node, &first, &count);
-    }
-    *slot = leaf - first;
-}
-
 /* The first leaf of a node and how many it has (one node holding every leaf
  * when the machine has no "node" level). */
 static void node_leaves(const mpitopo_machine_t *m, int node_level, int node, int *first, int *count)
@@ -847,68 +488,6 @@ static void node_leaves(const mpitopo_machine_t *m, int node_level, int node, in
         *first = 0;
         mpitopo_machine_nleaves(m, count);
     }
-}
-
-static int machine_nnodes(const mpitopo_machine_t *m)
-{
-    int node_level, nnodes = 1;
-    mpitopo_machine_node_level(m, &node_level);
-    if (node_level >= 0)
-        mpitopo_machine_level(m, node_level, NULL, NULL, &nnodes, NULL, NULL);
-    return nnodes;
-}
-
-/* Host names: --hosts split at commas (pointers into a copy), or NULL for
- * the default node<i>. */
-static char **host_names(const char *list, int nnodes, char **copy)
-{
-    *copy = NULL;
-    if (!list)
-        return NULL;
-    int n = 1;
-    for (const char *p = list; *p; p++)
-        n += *p == ',';
-    char **names = malloc((size_t)n * sizeof *names);
-    *copy = malloc(strlen(list) + 1);
-    if (!names || !*copy) {
-        free(names);
-        free(*copy);
-        *copy = NULL;
-        fprintf(stderr, "mpitopo: out of memory\n");
-        return NULL;
-    }
-    strcpy(*copy, list);
-    n = 0;
-    for (char *tok = *copy, *end; tok; tok = end) {
-        end = strchr(tok, ',');
-        if (end)
-            *end++ = '\0';
-        names[n++] = tok;
-    }
-    for (int i = 0; i < n; i++)
-        if (!names[i][0] || strpbrk(names[i], " \t=:")) {
-            fprintf(stderr, "mpitopo: --hosts '%s': host %d is empty or contains a blank, '=' or ':'\n",
-                    list, i);
-            goto bad;
-        }
-    if (n < nnodes) {
-        fprintf(stderr, "mpitopo: --hosts '%s': %d host names for %d nodes\n", list, n, nnodes);
-        goto bad;
-    }
-    return names;
-bad:
-    free(names);
-    free(*copy);
-    *copy = NULL;
-    return NULL;
-}
-
-static void host_name(char *const *names, int node, char *buf, size_t size)
-{
-    if (names)
-        snprintf(buf, size, "%s", names[node]);
-    else
-        snprintf(buf, size, "node%d", node);
 }
 
 /*
@@ -947,7 +526,7 @@ static int mapping_error(const mapping_reader_t *r, const char *fmt, ...)
 /* A non-negative int filling the token [s, s+len), or an error naming it. */
 static int token_int(const mapping_reader_t *r, const char *what, const char *s, size_t len, long long *v)
 {
-    if (!parse_int(s, len, 0, v))
+    if (!mpitopo__cli_parse_int(s, len, 0, v))
         return 0;
     return mapping_error(r, "%s '%.*s': expected an integer in [0, 2^31-1]", what, (int)(len < 60 ? len : 60), s);
 }
@@ -996,7 +575,7 @@ static int host_node(const mapping_reader_t *r, const char *host, int *node)
     }
     long long v;
     char canon[32];
-    if (!strncmp(host, "node", 4) && !parse_int(host + 4, strlen(host + 4), 0, &v) && v < r->nnodes) {
+    if (!strncmp(host, "node", 4) && !mpitopo__cli_parse_int(host + 4, strlen(host + 4), 0, &v) && v < r->nnodes) {
         snprintf(canon, sizeof canon, "node%lld", v);
         if (!strcmp(canon, host))
             return *node = (int)v, 0;
@@ -1023,7 +602,7 @@ static int line_plain(mapping_reader_t *r, char *s)
         return mapping_error(r, "'%s': expected \"RANK LEAF\" or \"RANK LEAF NODE\" (plain format)", quoted(s));
     if (n == 3 && v[1] < r->nleaves) {
         int node, slot;
-        leaf_place(r->m, r->node_level, (int)v[1], &node, &slot);
+        mpitopo__cli_leaf_place(r->m, r->node_level, (int)v[1], &node, &slot);
         if (node != v[2])
             return mapping_error(r, "leaf %lld is on node %d, not on node %lld", v[1], node, v[2]);
     }
@@ -1054,7 +633,7 @@ static int line_openmpi(mapping_reader_t *r, char *s)
     len = strcspn(slot_s, " \t");
     if (slot_s[len + strspn(slot_s + len, " \t")])
         return mapping_error(r, "'%s': %s", quoted(s), expected);
-    if (parse_int(slot_s, len, 0, &slot))
+    if (mpitopo__cli_parse_int(slot_s, len, 0, &slot))
         return mapping_error(r, "slot '%.*s': expected one core index inside the node, as 'mpitopo map' writes",
                              (int)(len < 60 ? len : 60), slot_s);
     host[host_len] = '\0';
@@ -1077,7 +656,7 @@ static int line_mpich(mapping_reader_t *r, char *s)
     long long n = 1;
     if (colon) {
         *colon = '\0';
-        if (parse_int(colon + 1, strlen(colon + 1), 1, &n))
+        if (mpitopo__cli_parse_int(colon + 1, strlen(colon + 1), 1, &n))
             return mapping_error(r, "'%s:%s': expected a number of ranks >= 1 after ':'", quoted(s), quoted(colon + 1));
     }
     int node, first, count;
@@ -1102,7 +681,8 @@ static int cray_entry(mapping_reader_t *r, const char *tok, size_t len)
     const char *dash = memchr(tok, '-', len);
     size_t lo_len = dash ? (size_t)(dash - tok) : len;
     long long lo, hi;
-    if (parse_int(tok, lo_len, 0, &lo) || (dash && parse_int(dash + 1, len - lo_len - 1, 0, &hi)))
+    if (mpitopo__cli_parse_int(tok, lo_len, 0, &lo) ||
+        (dash && mpitopo__cli_parse_int(dash + 1, len - lo_len - 1, 0, &hi)))
         return mapping_error(r, "'%.*s': expected a rank or a range A-B of ranks", (int)(len < 60 ? len : 60), tok);
     if (!dash)
         hi = lo;
@@ -1138,21 +718,21 @@ static int line_cray(mapping_reader_t *r, char *s)
 }
 
 /* The format of a file from its first line (comments and blanks gone). */
-static map_format_t detect_format(const char *s)
+static mpitopo__cli_format_t detect_format(const char *s)
 {
     size_t n = strlen(s);
     int fields = 0;
     for (const char *p = s + strspn(s, " \t"); *p; p += strspn(p, " \t"), fields++)
         p += strcspn(p, " \t");
     if (!strncmp(s, "rank", 4) && (s[4] == ' ' || s[4] == '\t'))
-        return FMT_OPENMPI;
+        return MPITOPO__CLI_FMT_OPENMPI;
     if (strspn(s, "0123456789,- \t") == n && (strchr(s, ',') || fields == 1))
-        return FMT_CRAY;
+        return MPITOPO__CLI_FMT_CRAY;
     if (strspn(s, "0123456789 \t") == n && (fields == 2 || fields == 3))
-        return FMT_PLAIN;
+        return MPITOPO__CLI_FMT_PLAIN;
     if (fields == 1)
-        return FMT_MPICH;
-    return FMT_AUTO;
+        return MPITOPO__CLI_FMT_MPICH;
+    return MPITOPO__CLI_FMT_AUTO;
 }
 
 /* One line without its comment and trailing blanks (and \r), control
@@ -1172,7 +752,7 @@ static size_t clean_line(char *s)
     return n;
 }
 
-static int read_lines(mapping_reader_t *r, FILE *f, map_format_t *format)
+static int read_lines(mapping_reader_t *r, FILE *f, mpitopo__cli_format_t *format)
 {
     static int (*const parse[])(mapping_reader_t *, char *) = {line_plain, line_openmpi, line_mpich, line_cray};
     char *buf = NULL;
@@ -1188,7 +768,7 @@ static int read_lines(mapping_reader_t *r, FILE *f, map_format_t *format)
         if (!clean_line(buf))
             continue;
         char *s = buf + strspn(buf, " \t");
-        if (*format == FMT_AUTO && (*format = detect_format(s)) == FMT_AUTO)
+        if (*format == MPITOPO__CLI_FMT_AUTO && (*format = detect_format(s)) == MPITOPO__CLI_FMT_AUTO)
             status = mapping_error(r, "'%s': not a line of any format 'mpitopo map' writes (or give --mapping-format)",
                                    quoted(s));
         else
@@ -1201,7 +781,7 @@ static int read_lines(mapping_reader_t *r, FILE *f, map_format_t *format)
 }
 
 /* Every rank placed: the file is complete. */
-static int check_complete(mapping_reader_t *r, map_format_t format)
+static int check_complete(mapping_reader_t *r, mpitopo__cli_format_t format)
 {
     int placed = 0, missing = -1;
     for (int p = 0; p < r->nprocs; p++) {
@@ -1211,21 +791,21 @@ static int check_complete(mapping_reader_t *r, map_format_t format)
             missing = p;
     }
     r->line = 0;
-    if (format == FMT_AUTO)
+    if (format == MPITOPO__CLI_FMT_AUTO)
         return mapping_error(r, "no placement in the file (empty, or only comments)");
     if (missing >= 0)
         return mapping_error(r, "places %d of the pattern's %d ranks: rank %d is missing (%s format)", placed,
-                             r->nprocs, missing, format_names[format]);
-    return mpitopo_mapping_check(r->m, r->nprocs, r->leaves) == MPITOPO_SUCCESS ? 0 : fail(r->path, 1);
+                             r->nprocs, missing, mpitopo__cli_format_names[format]);
+    return mpitopo_mapping_check(r->m, r->nprocs, r->leaves) == MPITOPO_SUCCESS ? 0 : mpitopo__cli_fail(r->path, 1);
 }
 
 static int read_mapping(const char *path, const mpitopo_machine_t *m, int nprocs, char *const *hosts,
-                        map_format_t *format, int *leaves)
+                        mpitopo__cli_format_t *format, int *leaves)
 {
     mapping_reader_t r = {.path = path, .m = m, .nprocs = nprocs, .hosts = hosts, .leaves = leaves};
     mpitopo_machine_nleaves(m, &r.nleaves);
     mpitopo_machine_node_level(m, &r.node_level);
-    r.nnodes = machine_nnodes(m);
+    r.nnodes = mpitopo__cli_nnodes(m);
     r.rank_line = malloc(((size_t)nprocs + 1) * sizeof *r.rank_line);
     r.rank_on_leaf = malloc((size_t)r.nleaves * sizeof *r.rank_on_leaf);
     r.next_in_node = calloc((size_t)r.nnodes, sizeof *r.next_in_node);
@@ -1253,16 +833,17 @@ static int read_mapping(const char *path, const mpitopo_machine_t *m, int nprocs
 }
 
 /* The --mapping files as columns after the mappers'. */
-static int read_mappings(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                         result_t *results, int *nresults)
+static int read_mappings(const eval_args_t *a, const mpitopo__cli_inputs_t *in, result_t *results, int *nresults)
 {
+    const mpitopo_machine_t *machine = in->machine;
+    const mpitopo_pattern_t *pattern = in->pattern;
     if (a->nmappings == 0)
         return 0;
     if (*nresults + a->nmappings > MAX_COLUMNS)
-        return usage_error("%s", "too many columns: at most 64 mappers and --mapping files together");
+        return mpitopo__cli_usage_error("%s", "too many columns: at most 64 mappers and --mapping files together");
     int nprocs, status = 0;
     mpitopo_pattern_nprocs(pattern, &nprocs);
-    char *copy = NULL, **hosts = host_names(a->c.hosts, machine_nnodes(machine), &copy);
+    char *copy = NULL, **hosts = mpitopo__cli_host_names(a->c.hosts, mpitopo__cli_nnodes(machine), &copy);
     int *leaves = malloc(((size_t)nprocs + 1) * sizeof *leaves);
     if (a->c.hosts && !hosts)
         status = 1;
@@ -1278,9 +859,9 @@ static int read_mappings(const eval_args_t *a, const mpitopo_machine_t *machine,
         status = read_mapping(r->file, machine, nprocs, hosts, &r->format, leaves);
         int rc = status ? MPITOPO_SUCCESS : mpitopo_metrics_compute(machine, pattern, leaves, a->c.weight, &r->m);
         if (rc != MPITOPO_SUCCESS)
-            status = fail(r->file, rc);
+            status = mpitopo__cli_fail(r->file, rc);
         if (!status)
-            status = network_metrics(machine, pattern, leaves, r);
+            status = column_network(in, leaves, r);
         if (!status)
             ++*nresults;
     }
@@ -1415,9 +996,10 @@ static void cell_over(const result_t *r, char *b, size_t n)
         snprintf(b, n, "-");
 }
 
-static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                        const result_t *r, int n)
+static void print_table(const eval_args_t *a, const mpitopo__cli_inputs_t *in, const result_t *r, int n)
 {
+    const mpitopo_machine_t *machine = in->machine;
+    const mpitopo_pattern_t *pattern = in->pattern;
     char desc[256];
     int nleaves, nprocs;
     int64_t nedges;
@@ -1427,12 +1009,12 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
     mpitopo_pattern_nedges(pattern, &nedges);
     printf("machine:   %s (%d leaves)\n", desc, nleaves);
     printf("pattern:   %s (%d processes, %lld directed edges)\n", a->c.pattern, nprocs, (long long)nedges);
-    if (eval_gpus) {
+    if (in->gpus) {
         int g = 0;
         int64_t gedges;
-        mpitopo_gpus_count(eval_gpus, &g);
-        mpitopo_gpus_describe(eval_gpus, desc, sizeof desc);
-        mpitopo_pattern_nedges(eval_gpu_pattern, &gedges);
+        mpitopo_gpus_count(in->gpus, &g);
+        mpitopo_gpus_describe(in->gpus, desc, sizeof desc);
+        mpitopo_pattern_nedges(in->gpu_pattern, &gedges);
         printf("gpus:      %s (%d per node)\n", desc, g);
         printf("gpu pattern: %s (%lld directed edges)\n", a->c.gpu_pattern, (long long)gedges);
     }
@@ -1465,7 +1047,8 @@ static void print_table(const eval_args_t *a, const mpitopo_machine_t *machine, 
         if (r[i].kept_launch)
             printf("(%s: kept the launch placement, it did not lower the cost)\n", r[i].name);
         else if (r[i].file)
-            printf("(%s: the placement in %s, %s format)\n", r[i].name, r[i].file, format_names[r[i].format]);
+            printf("(%s: the placement in %s, %s format)\n", r[i].name, r[i].file,
+                   mpitopo__cli_format_names[r[i].format]);
     int is_cart = 0;
     mpitopo_pattern_cart_info(pattern, &is_cart, NULL, NULL, NULL);
     if (!is_cart)
@@ -1503,7 +1086,7 @@ static void json_result(const result_t *r)
     if (r->file) {
         printf(", \"file\": ");
         json_string(r->file);
-        printf(", \"format\": \"%s\"", format_names[r->format]);
+        printf(", \"format\": \"%s\"", mpitopo__cli_format_names[r->format]);
     }
     printf(", \"kept_launch\": %s, ", r->kept_launch ? "true" : "false");
     json_stat("offnode_partners", &r->m.offnode_partners);
@@ -1542,9 +1125,10 @@ static void json_result(const result_t *r)
     printf("}");
 }
 
-static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, const mpitopo_pattern_t *pattern,
-                       const result_t *r, int n)
+static void print_json(const eval_args_t *a, const mpitopo__cli_inputs_t *in, const result_t *r, int n)
 {
+    const mpitopo_machine_t *machine = in->machine;
+    const mpitopo_pattern_t *pattern = in->pattern;
     char desc[256];
     int nprocs, is_cart = 0;
     int64_t nedges;
@@ -1559,11 +1143,11 @@ static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, c
     printf(", \"nprocs\": %d, \"nedges\": %lld, \"placement\": ", nprocs, (long long)nedges);
     json_string(a->c.placement);
     printf(", \"weight\": \"%s\",", mpitopo_weight_name(a->c.weight));
-    if (eval_gpus) {
+    if (in->gpus) {
         char gdesc[256];
         int g = 0;
-        mpitopo_gpus_count(eval_gpus, &g);
-        mpitopo_gpus_describe(eval_gpus, gdesc, sizeof gdesc);
+        mpitopo_gpus_count(in->gpus, &g);
+        mpitopo_gpus_describe(in->gpus, gdesc, sizeof gdesc);
         printf(" \"gpus\": ");
         json_string(gdesc);
         printf(", \"gpus_per_node\": %d, \"gpu_pattern\": ", g);
@@ -1606,7 +1190,7 @@ static void print_json(const eval_args_t *a, const mpitopo_machine_t *machine, c
     printf("  ]}\n");
 }
 
-static int cmd_eval(int argc, char **argv)
+int mpitopo__cmd_eval(int argc, char **argv)
 {
     eval_args_t a;
     int done;
@@ -1614,550 +1198,21 @@ static int cmd_eval(int argc, char **argv)
         return 1;
     if (done)
         return 0;
-    mpitopo_machine_t *machine = NULL;
-    mpitopo_pattern_t *pattern = NULL;
+    mpitopo__cli_inputs_t in;
     static result_t results[MAX_COLUMNS];
     int n = 0;
-    int status = load_inputs(&a.c, &machine, &pattern);
-    if (!status)
-        status = load_gpu_inputs(&a.c, machine, pattern);
-    if (!status && eval_gpus)
-        status = run_gpu_mappers(&a, machine, pattern, results, &n);
+    int status = mpitopo__cli_load(&a.c, &in);
+    if (!status && in.gpus)
+        status = run_gpu_mappers(&a, &in, results, &n);
     else if (!status)
-        status = run_mappers(&a, machine, pattern, results, &n);
+        status = run_mappers(&a, &in, results, &n);
     if (!status)
-        status = read_mappings(&a, machine, pattern, results, &n);
+        status = read_mappings(&a, &in, results, &n);
     if (!status && a.json)
-        print_json(&a, machine, pattern, results, n);
+        print_json(&a, &in, results, n);
     else if (!status)
-        print_table(&a, machine, pattern, results, n);
-    free_gpu_inputs();
-    mpitopo_network_destroy(&eval_network);
-    mpitopo_machine_destroy(&machine);
-    mpitopo_pattern_destroy(&pattern);
+        print_table(&a, &in, results, n);
+    mpitopo__cli_free(&in);
     return status;
 }
 
-static int cmd_mappers(int argc, char **argv)
-{
-    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        fputs(mappers_help, stdout);
-        return 0;
-    }
-    for (int i = 0; i < mpitopo_mapper_count(); i++)
-        printf("%-10s %s\n", mpitopo_mapper_at(i)->name, mpitopo_mapper_at(i)->summary);
-    return 0;
-}
-
-static const char *dims_help =
-    "Usage: mpitopo dims NPROCS D0,D1,... [--ppn N]\n"
-    "\n"
-    "Fills the 0 entries of the dimension list as MPI_Dims_create should (most\n"
-    "balanced, non-increasing; non-zero entries kept): 'mpitopo dims 576 0,0,0'\n"
-    "gives 9x8x8.\n"
-    "\n"
-    "Options:\n"
-    "  --ppn N               processes per node: choose the dimensions whose best\n"
-    "                        node box cuts the fewest edges of a radius-1 star\n"
-    "                        among those at most twice as unbalanced, and print\n"
-    "                        the box: 'mpitopo dims 576 0,0,0 --ppn 36' gives\n"
-    "                        12x8x6\n"
-    "  -h, --help            print this help and exit\n";
-
-/* mpitopo dims NPROCS LIST [--ppn N] */
-static int cmd_dims(int argc, char **argv)
-{
-    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        fputs(dims_help, stdout);
-        return 0;
-    }
-    long long nprocs, ppn = 0, v;
-    int dims[MPITOPO_MAX_DIMS], box[MPITOPO_MAX_DIMS], ndims = 0;
-    if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--ppn")))
-        return usage_error("%s", "expected NPROCS D0,D1,... [--ppn N] (see 'mpitopo dims --help')");
-    if (parse_int(argv[0], strlen(argv[0]), 1, &nprocs))
-        return usage_error("NPROCS '%s': expected an integer in [1, 2^31-1]", argv[0]);
-    if (argc == 4 && parse_int(argv[3], strlen(argv[3]), 1, &ppn))
-        return usage_error("--ppn '%s': expected an integer in [1, 2^31-1]", argv[3]);
-    for (const char *p = argv[1]; *p; ndims++) {
-        size_t len = strcspn(p, ",x");
-        if (ndims == MPITOPO_MAX_DIMS || parse_int(p, len, 0, &v))
-            return usage_error("dimension list '%s': expected up to 32 non-negative integers separated by commas",
-                               argv[1]);
-        dims[ndims] = (int)v;
-        p += len + (p[len] != '\0');
-    }
-    int rc = ppn ? mpitopo_dims_create_nodes((int)nprocs, (int)ppn, ndims, dims, NULL, box)
-                 : mpitopo_dims_create((int)nprocs, ndims, dims);
-    if (rc != MPITOPO_SUCCESS)
-        return fail("dims", rc);
-    for (int i = 0; i < ndims; i++)
-        printf("%s%d", i ? "x" : "", dims[i]);
-    if (ppn && box[0] > 0) {
-        printf("   node box ");
-        for (int i = 0; i < ndims; i++)
-            printf("%s%d", i ? "x" : "", box[i]);
-    }
-    printf("\n");
-    return 0;
-}
-
-static const char *map_help =
-    "Usage: mpitopo map --pattern FILE|DESC --machine DESC [OPTION]...\n"
-    "\n"
-    "Maps the processes of a communication pattern (a file written by the\n"
-    "tracer libmpitopo_trace.so, or a description as for 'mpitopo eval') onto a\n"
-    "machine and writes the placement in a launcher's format, for running the\n"
-    "unmodified program with a better rank placement. The launch placement is\n"
-    "kept when the mapper does not lower the weighted cost. 'mpitopo eval\n"
-    "--mapping FILE' measures the file beside other mappers.\n"
-    "\n"
-    "Options:\n"
-    "  --pattern FILE|DESC   the communication pattern (see 'mpitopo eval --help')\n"
-    "  --machine DESC        levels from the network down to cores, e.g.\n"
-    "                        \"node:4 core:16\"; the level called \"node\" is the\n"
-    "                        compute node (host)\n"
-    "  --node-topology SRC   the levels inside a node from hwloc (see 'mpitopo\n"
-    "                        eval --help')\n"
-    "  --mapper NAME         the mapper (default tree; see 'mpitopo mappers')\n"
-    "  --weights W           bytes (default), messages or unit; --weight is an\n"
-    "                        alias\n"
-    "  --placement P         how ranks would be placed without the file, the\n"
-    "                        placement to beat: block (default), rr or\n"
-    "                        random:SEED; --launch is an alias\n"
-    "  --seed N              seed for randomised mappers (default 1)\n"
-    "  --format F            plain (default): one line \"RANK LEAF NODE\" per rank\n"
-    "                        (\"RANK LEAF NODE GPU\" with --gpu-pattern, GPU the\n"
-    "                        local device index on the node);\n"
-    "                        openmpi-rankfile: \"rank R=HOST slot=S\" lines, S the\n"
-    "                        core index inside the node (mpirun --rankfile\n"
-    "                        FILE); mpich-hosts: a Hydra machine file, one\n"
-    "                        \"HOST:1\" line per rank in rank order (mpiexec -f\n"
-    "                        FILE -n N); cray-rank-order: an MPICH_RANK_ORDER\n"
-    "                        file, the ranks in slot order, comma-separated (the\n"
-    "                        i-th number is the rank on the i-th slot;\n"
-    "                        MPICH_RANK_REORDER_METHOD=3); it cannot tell empty\n"
-    "                        slots, so a warning names the ranks that move when\n"
-    "                        the mapper left some\n"
-    "  --hosts H1,H2,...     host names of the nodes, in node order (default\n"
-    "                        node0, node1, ...); at least one per node\n"
-    "  --network DESC        the network above the nodes (see 'mpitopo eval\n"
-    "                        --help'): its switch groups replace the machine's\n"
-    "                        levels above \"node\", so mappers see them; with\n"
-    "                        --verbose, the network metrics too\n"
-    "  --output FILE         write there instead of standard output\n"
-    "  --gpu-pattern FILE|DESC\n"
-    "                        the GPU traffic C_gpu (e.g. the tracer's FILE.gpu);\n"
-    "                        with --gpus, processes are mapped and GPUs assigned\n"
-    "                        together by a GPU strategy (--mapper magc, the\n"
-    "                        default then, magc:scotch, strategy1, strategy2 or\n"
-    "                        gpu-default; see 'mpitopo eval --help')\n"
-    "  --gpus DESC|XML       the GPUs of every node, as for 'mpitopo eval'\n"
-    "  --devices FILE        with --gpu-pattern: write the GPU of each rank\n"
-    "                        there, one line per rank in rank order, the local\n"
-    "                        device index for CUDA_VISIBLE_DEVICES (a launcher\n"
-    "                        wrapper sets CUDA_VISIBLE_DEVICES=$(sed -n\n"
-    "                        \"$((RANK+1))p\" FILE)); needed with formats other\n"
-    "                        than plain\n"
-    "  --verbose             print the weighted cost and the off-node weight of\n"
-    "                        the launch placement and of the result on stderr\n"
-    "  -h, --help            print this help and exit\n"
-    "\n"
-    "Exit status:\n"
-    "  0 on success, 1 on a usage or input error (with a message on standard\n"
-    "  error)\n"
-    "\n"
-    "Examples:\n"
-    "  $ mpitopo map --pattern mpitopo-trace.txt --machine \"node:8 core:8\" --placement rr --format openmpi-rankfile --output ranks.txt\n"
-    "  $ mpitopo map --pattern t.txt --gpu-pattern t.txt.gpu --gpus \"package:2@38,switch:2@16,gpu:2@16\" --machine \"node:4 socket:2 core:8\" --format openmpi-rankfile --output ranks.txt --devices devices.txt\n";
-
-typedef struct map_args {
-    common_args_t c;
-    const char *mapper, *output;
-    const char *devices; /* --devices FILE (with --gpu-pattern) */
-    int mapper_given;
-    map_format_t format;
-    int verbose;
-} map_args_t;
-
-/* The value of option o into its field; 1 after a usage error. */
-static int map_option(map_args_t *a, const char *o, const char *value)
-{
-    int rc = common_option(&a->c, o, value);
-    if (rc >= 0)
-        return rc;
-    const char **slot = !strcmp(o, "--mapper")    ? &a->mapper
-                        : !strcmp(o, "--output")  ? &a->output
-                        : !strcmp(o, "--devices") ? &a->devices
-                                                  : NULL;
-    a->mapper_given |= slot == &a->mapper;
-    if (!slot && strcmp(o, "--format"))
-        return usage_error("unknown option '%s'", o);
-    if (!value)
-        return usage_error("option '%s' needs a value", o);
-    if (!slot)
-        return parse_format(o, value, 0, &a->format);
-    *slot = value;
-    return 0;
-}
-
-static int parse_map_args(int argc, char **argv, map_args_t *a, int *done)
-{
-    *a = (map_args_t){.c = COMMON_ARGS_INIT, .mapper = "tree", .format = FMT_PLAIN};
-    *done = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(map_help, stdout);
-            *done = 1;
-            return 0;
-        }
-        if (!strcmp(argv[i], "--verbose")) {
-            a->verbose = 1;
-            continue;
-        }
-        if (map_option(a, argv[i], i + 1 < argc ? argv[i + 1] : NULL))
-            return 1;
-        i++;
-    }
-    if (!a->c.machine)
-        return usage_error("%s", "map needs --machine DESC");
-    if (!a->c.pattern)
-        return usage_error("%s", "map needs --pattern FILE|DESC");
-    if (gpu_options_check(&a->c))
-        return 1;
-    if (a->devices && !a->c.gpu_pattern)
-        return usage_error("--devices '%s' needs --gpu-pattern FILE|DESC and --gpus DESC|XML", a->devices);
-    if (a->c.gpu_pattern && !a->mapper_given)
-        a->mapper = "magc";
-    if (a->c.gpu_pattern && a->format != FMT_PLAIN && !a->devices) {
-        fprintf(stderr, "mpitopo: --format %s with --gpu-pattern needs --devices FILE for the GPU of each rank "
-                        "(only the plain format has a GPU column)\n", format_names[a->format]);
-        return 1;
-    }
-    return 0;
-}
-
-/* The ranks in leaf (slot) order, comma-separated. */
-static int write_cray(FILE *out, const mpitopo_machine_t *m, int nprocs, const int *leaves)
-{
-    int nleaves;
-    mpitopo_machine_nleaves(m, &nleaves);
-    int *rank_at = malloc((size_t)nleaves * sizeof *rank_at);
-    if (!rank_at) {
-        fprintf(stderr, "mpitopo: out of memory\n");
-        return 1;
-    }
-    for (int l = 0; l < nleaves; l++)
-        rank_at[l] = -1;
-    for (int p = 0; p < nprocs; p++)
-        rank_at[leaves[p]] = p;
-    const char *sep = "";
-    int slot = 0, moved = 0;
-    for (int l = 0; l < nleaves; l++)
-        if (rank_at[l] >= 0) {
-            fprintf(out, "%s%d", sep, rank_at[l]);
-            sep = ",";
-            moved += slot++ != l;
-        }
-    fputc('\n', out);
-    /* The file says which rank takes the i-th slot of the job; leaves the
-     * mapper left empty are not slots, so ranks after them shift. */
-    if (moved)
-        fprintf(stderr, "mpitopo: warning: cray-rank-order cannot leave slots empty: %d ranks take earlier slots "
-                        "than the mapper chose (the i-th rank in the file goes to the i-th slot)\n",
-                moved);
-    free(rank_at);
-    return 0;
-}
-
-static int write_placement(FILE *out, const map_args_t *a, const mpitopo_machine_t *m, int nprocs,
-                           const int *leaves, const int *gpu_of)
-{
-    int node_level;
-    mpitopo_machine_node_level(m, &node_level);
-    if (a->format == FMT_CRAY)
-        return write_cray(out, m, nprocs, leaves);
-    char *copy = NULL, **names = host_names(a->c.hosts, machine_nnodes(m), &copy);
-    if (a->c.hosts && !names)
-        return 1;
-    if (a->format == FMT_MPICH)
-        fprintf(out, "# mpitopo map: one line per rank, in rank order (mpiexec -f FILE -n %d)\n", nprocs);
-    for (int p = 0; p < nprocs; p++) {
-        int node, slot;
-        char host[256];
-        leaf_place(m, node_level, leaves[p], &node, &slot);
-        host_name(names, node, host, sizeof host);
-        if (a->format == FMT_PLAIN && gpu_of)
-            fprintf(out, "%d %d %d %d\n", p, leaves[p], node, gpu_of[p]);
-        else if (a->format == FMT_PLAIN)
-            fprintf(out, "%d %d %d\n", p, leaves[p], node);
-        else if (a->format == FMT_OPENMPI)
-            fprintf(out, "rank %d=%s slot=%d\n", p, host, slot);
-        else
-            fprintf(out, "%s:1\n", host);
-    }
-    free(names);
-    free(copy);
-    return 0;
-}
-
-/* Weighted cost and weight crossing the node level of a placement. */
-static int placement_metrics(const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
-                             mpitopo_weight_t w, const int *leaves, double *cost, double *offnode)
-{
-    mpitopo_metrics_t mt;
-    int node_level, rc = mpitopo_metrics_compute(m, pat, leaves, w, &mt);
-    if (rc != MPITOPO_SUCCESS)
-        return fail("metrics", rc);
-    mpitopo_machine_node_level(m, &node_level);
-    *cost = mt.cost;
-    *offnode = node_level >= 0 ? mt.levels[node_level].weight_crossing : 0;
-    return 0;
-}
-
-static int report_map(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
-                      const int *launch, const int *leaves, int kept)
-{
-    double c0, o0, c1, o1;
-    if (placement_metrics(m, pat, a->c.weight, launch, &c0, &o0) ||
-        placement_metrics(m, pat, a->c.weight, leaves, &c1, &o1))
-        return 1;
-    fprintf(stderr, "mpitopo map: %s from %s launch (%s weights): cost %.6g -> %.6g, off-node weight %.6g -> %.6g%s\n",
-            a->mapper, a->c.placement, mpitopo_weight_name(a->c.weight), c0, c1, o0, o1,
-            kept ? " (kept the launch placement: the mapper did not lower the cost)" : "");
-    if (!eval_network)
-        return 0;
-    result_t r0, r1;
-    if (network_metrics(m, pat, launch, &r0) || network_metrics(m, pat, leaves, &r1))
-        return 1;
-    fprintf(stderr, "mpitopo map: network %s: hop-bytes %.6g -> %.6g, MC %.6g -> %.6g, NZCA %.6g -> %.6g, hybrid %.6g -> %.6g\n",
-            a->c.network, r0.net.hop_bytes, r1.net.hop_bytes, r0.net.max_congestion, r1.net.max_congestion,
-            r0.net.nzca, r1.net.nzca, r0.net.hybrid, r1.net.hybrid);
-    return 0;
-}
-
-/* --devices FILE: line r + 1 holds the local GPU index of rank r, the value
- * of CUDA_VISIBLE_DEVICES for that rank. */
-static int write_devices(const char *path, int nprocs, const int *gpu_of)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "mpitopo: --devices '%s': %s\n", path, strerror(errno));
-        return 1;
-    }
-    for (int p = 0; p < nprocs; p++)
-        fprintf(f, "%d\n", gpu_of[p]);
-    if (ferror(f) | fclose(f)) {
-        fprintf(stderr, "mpitopo: writing --devices '%s' failed\n", path);
-        return 1;
-    }
-    return 0;
-}
-
-/* --verbose with --gpu-pattern: the default GPU assignment on the launch
- * placement against the result, CPU cost and GPU-tree metrics. */
-static int report_gpu_map(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat,
-                          const mpitopo_map_options_t *opt, const int *leaves, const int *gpu_of)
-{
-    int nprocs, rc;
-    mpitopo_pattern_nprocs(pat, &nprocs);
-    int *l0 = malloc(((size_t)nprocs + 1) * sizeof *l0), *g0 = malloc(((size_t)nprocs + 1) * sizeof *g0);
-    double c0, o0, c1, o1, mc0 = 0, hb0 = 0, mc1 = 0, hb1 = 0;
-    int status = 0;
-    if (!l0 || !g0)
-        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
-    else if ((rc = mpitopo_map_gpu("gpu-default", m, eval_network, NULL, eval_gpus, pat, eval_gpu_pattern, opt, l0,
-                                   g0)) != MPITOPO_SUCCESS)
-        status = fail("gpu-default", rc);
-    else if (placement_metrics(m, pat, a->c.weight, l0, &c0, &o0) ||
-             placement_metrics(m, pat, a->c.weight, leaves, &c1, &o1))
-        status = 1;
-    else if ((rc = mpitopo_gpu_metrics(m, eval_gpus, eval_gpu_pattern, l0, g0, &mc0, &hb0)) != MPITOPO_SUCCESS ||
-             (rc = mpitopo_gpu_metrics(m, eval_gpus, eval_gpu_pattern, leaves, gpu_of, &mc1, &hb1)) !=
-                 MPITOPO_SUCCESS)
-        status = fail("GPU metrics", rc);
-    else
-        fprintf(stderr, "mpitopo map: %s from gpu-default on %s launch (%s weights): cost %.6g -> %.6g, off-node "
-                        "weight %.6g -> %.6g; GPU tree: max congestion %.6g -> %.6g, hop-bytes %.6g -> %.6g\n",
-                a->mapper, a->c.placement, mpitopo_weight_name(a->c.weight), c0, c1, o0, o1, mc0, mc1, hb0, hb1);
-    free(l0);
-    free(g0);
-    return status;
-}
-
-static int map_and_write(const map_args_t *a, const mpitopo_machine_t *m, const mpitopo_pattern_t *pat)
-{
-    int nprocs, kept = 0, status = 0, rc;
-    mpitopo_pattern_nprocs(pat, &nprocs);
-    int *launch = malloc((size_t)nprocs * sizeof *launch);
-    int *leaves = malloc((size_t)nprocs * sizeof *leaves);
-    int *gpu_of = eval_gpus ? malloc(((size_t)nprocs + 1) * sizeof *gpu_of) : NULL;
-    FILE *out = NULL;
-    mpitopo_map_options_t opt = MPITOPO_MAP_OPTIONS_INIT;
-    opt.weight = a->c.weight;
-    opt.seed = a->c.seed;
-    opt.launch = launch;
-    opt.never_worse = 1;
-    if (!launch || !leaves || (eval_gpus && !gpu_of))
-        status = (fprintf(stderr, "mpitopo: out of memory\n"), 1);
-    else if ((rc = mpitopo_placement(m, nprocs, a->c.placement, launch)) != MPITOPO_SUCCESS)
-        status = fail(a->c.placement_opt, rc);
-    else if (eval_gpus) {
-        if ((rc = mpitopo_map_gpu(a->mapper, m, eval_network, NULL, eval_gpus, pat, eval_gpu_pattern, &opt, leaves,
-                                  gpu_of)) != MPITOPO_SUCCESS)
-            status = fail(a->mapper, rc);
-        else if (a->verbose)
-            status = report_gpu_map(a, m, pat, &opt, leaves, gpu_of);
-    } else if ((rc = eval_network ? mpitopo_map_network(a->mapper, m, eval_network, NULL, pat, &opt, leaves, &kept)
-                                : mpitopo_map(a->mapper, m, pat, &opt, leaves, &kept)) != MPITOPO_SUCCESS)
-        status = fail(a->mapper, rc);
-    else if (a->verbose)
-        status = report_map(a, m, pat, launch, leaves, kept);
-    if (!status && !(out = a->output ? fopen(a->output, "w") : stdout))
-        status = (fprintf(stderr, "mpitopo: --output '%s': %s\n", a->output, strerror(errno)), 1);
-    if (!status)
-        status = write_placement(out, a, m, nprocs, leaves, gpu_of);
-    if (!status && a->devices)
-        status = write_devices(a->devices, nprocs, gpu_of);
-    /* Close (or flush) even after an error, hence | rather than ||. */
-    if (out && (ferror(out) | (out != stdout ? fclose(out) : fflush(out))) && !status)
-        status = (fprintf(stderr, "mpitopo: writing %s failed\n", a->output ? a->output : "the output"), 1);
-    free(launch);
-    free(leaves);
-    free(gpu_of);
-    return status;
-}
-
-static int cmd_map(int argc, char **argv)
-{
-    map_args_t a;
-    int done;
-    if (parse_map_args(argc, argv, &a, &done))
-        return 1;
-    if (done)
-        return 0;
-    mpitopo_machine_t *machine = NULL;
-    mpitopo_pattern_t *pattern = NULL;
-    int status = load_inputs(&a.c, &machine, &pattern);
-    if (!status)
-        status = load_gpu_inputs(&a.c, machine, pattern);
-    if (!status)
-        status = map_and_write(&a, machine, pattern);
-    free_gpu_inputs();
-    mpitopo_network_destroy(&eval_network);
-    mpitopo_machine_destroy(&machine);
-    mpitopo_pattern_destroy(&pattern);
-    return status;
-}
-
-/* tools/platform.c */
-extern const char *mpitopo__platform_help;
-int mpitopo__platform_main(int argc, char **argv);
-/* tools/run.c */
-extern const char *mpitopo__run_help;
-int mpitopo__run_main(int argc, char **argv);
-
-static const char *help_of(const char *cmd)
-{
-    if (!strcmp(cmd, "platform"))
-        return mpitopo__platform_help;
-    if (!strcmp(cmd, "run"))
-        return mpitopo__run_help;
-    if (!strcmp(cmd, "dims"))
-        return dims_help;
-    if (!strcmp(cmd, "eval"))
-        return eval_help;
-    if (!strcmp(cmd, "map"))
-        return map_help;
-    if (!strcmp(cmd, "mappers"))
-        return mappers_help;
-    if (!strcmp(cmd, "version"))
-        return version_help;
-    if (!strcmp(cmd, "env"))
-        return env_help;
-    return NULL;
-}
-
-/* The version this was built as, and the optional mappers built in. */
-static int print_version(void)
-{
-    printf("mpitopo %s\n", MPITOPO_VERSION_STRING);
-    const char *optional[] = {"scotch", "metis"};
-    const mpitopo_mapper_t *found;
-    printf("optional mappers:");
-    for (int i = 0; i < 2; i++)
-        printf("%s %s %s", i ? "," : "", optional[i],
-               mpitopo_mapper_find(optional[i], &found) == MPITOPO_SUCCESS ? "yes" : "no");
-    printf("\n");
-    return 0;
-}
-
-/* The variables of src/core/env.def: their values here, or the table of
- * doc/user-guide.md (which tests/cli/test_cli.sh compares with this output). */
-static int cmd_env(int argc, char **argv)
-{
-    int markdown = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            return fputs(env_help, stdout), 0;
-        if (strcmp(argv[i], "--markdown"))
-            return usage_error("env: unknown option '%s'", argv[i]);
-        markdown = 1;
-    }
-    int n;
-    const mpitopo__env_var_t *vars = mpitopo__env_vars(&n);
-    if (markdown) {
-        printf("| variable | read by | meaning |\n|---|---|---|\n");
-        for (int i = 0; i < n; i++)
-            printf("| `%s` | %s | %s |\n", vars[i].name, vars[i].who, vars[i].meaning);
-        return 0;
-    }
-    for (int i = 0; i < n; i++) {
-        const char *v = mpitopo__getenv((mpitopo__env_id)i);
-        printf("%-26s %-22s %s\n", vars[i].name, vars[i].who, v ? v : "(unset)");
-    }
-    return 0;
-}
-
-int main(int argc, char **argv)
-{
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fputs(main_help, argc < 2 ? stderr : stdout);
-        return argc < 2;
-    }
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version"))
-        return print_version();
-    if (!strcmp(cmd, "help")) {
-        const char *h = argc > 2 ? help_of(argv[2]) : main_help;
-        if (!h) {
-            fprintf(stderr, "mpitopo: no command '%s'\n", argv[2]);
-            return 1;
-        }
-        fputs(h, stdout);
-        return 0;
-    }
-    if (!strcmp(cmd, "eval"))
-        return cmd_eval(argc - 2, argv + 2);
-    if (!strcmp(cmd, "run"))
-        return mpitopo__run_main(argc - 2, argv + 2);
-    if (!strcmp(cmd, "map"))
-        return cmd_map(argc - 2, argv + 2);
-    if (!strcmp(cmd, "mappers"))
-        return cmd_mappers(argc - 2, argv + 2);
-    if (!strcmp(cmd, "platform"))
-        return mpitopo__platform_main(argc - 2, argv + 2);
-    if (!strcmp(cmd, "dims"))
-        return cmd_dims(argc - 2, argv + 2);
-    if (!strcmp(cmd, "env"))
-        return cmd_env(argc - 2, argv + 2);
-    if (!strcmp(cmd, "version")) {
-        if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))
-            return fputs(version_help, stdout), 0;
-        if (argc > 2)
-            return usage_error("version takes no argument, not '%s'", argv[2]);
-        return print_version();
-    }
-    fprintf(stderr, "mpitopo: unknown command '%s'\n\n%s", cmd, main_help);
-    return 1;
-}
