@@ -1,17 +1,13 @@
 /* mpitopo's machines "slurm:FILE INNER" (issue 32): the switches or blocks of
  * a Slurm topology.conf above the nodes, the levels INNER inside each node,
  * and --hosts restricting them to a job's nodes. */
-#define MPITOPO_NO_MPI
-#include <mpitopo.h>
+#include "cli.h"
 
 #include "network/slurm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int mpitopo__cli_slurm_machine(const char *desc, const char *hosts, mpitopo_machine_t **machine,
-                               char **node_hosts);
 
 typedef struct names {
     char **v;

@@ -1,8 +1,7 @@
 /* mpitopo platform: a SimGrid platform with the links, capacities and routes
  * of mpitopo's network model, so that a simulated run (SMPI) loads exactly
  * the channels the congestion metrics count. */
-#define MPITOPO_NO_MPI
-#include <mpitopo.h>
+#include "cli.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -12,11 +11,7 @@
 
 #define DEFAULT_MAX_ROUTES 1048576LL
 
-/* Called by tools/mpitopo.c's command table. */
-extern const char *mpitopo__platform_help;
-int mpitopo__platform_main(int argc, char **argv);
-
-const char *mpitopo__platform_help =
+static const char *platform_help =
     "Usage: mpitopo platform --network DESC [OPTION]...\n"
     "\n"
     "Writes a SimGrid (3.32) platform XML with the links, capacities and routes of\n"
@@ -144,7 +139,7 @@ static int parse_args(int argc, char **argv, platform_args_t *a, int *done)
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            fputs(mpitopo__platform_help, stdout);
+            fputs(platform_help, stdout);
             *done = 1;
             return 0;
         }
@@ -336,7 +331,7 @@ out:
     return rc;
 }
 
-int mpitopo__platform_main(int argc, char **argv)
+int mpitopo__cmd_platform(int argc, char **argv)
 {
     platform_args_t a;
     int done;

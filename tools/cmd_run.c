@@ -35,8 +35,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#define MPITOPO_NO_MPI
-#include <mpitopo.h>
+#include "cli.h"
 
 #include "core/env.h"
 
@@ -54,11 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Called by tools/mpitopo.c's command table. */
-extern const char *mpitopo__run_help;
-int mpitopo__run_main(int argc, char **argv);
-
-const char *mpitopo__run_help =
+static const char *run_help =
     "Usage: mpitopo run [--record | --apply | --auto] [--cache DIR] [--explain] --\n"
     "                   LAUNCHER [ARGS...] PROGRAM [ARGS...]\n"
     "\n"
@@ -903,7 +898,7 @@ static int parse_options(job_t *j, int argc, char **argv, int *first)
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return fputs(mpitopo__run_help, stdout), 1;
+            return fputs(run_help, stdout), 1;
         if (!strcmp(a, "--record"))
             j->mode = RECORD;
         else if (!strcmp(a, "--apply"))
@@ -1088,7 +1083,7 @@ static int record(job_t *j)
     return status;
 }
 
-int mpitopo__run_main(int argc, char **argv)
+int mpitopo__cmd_run(int argc, char **argv)
 {
     static job_t j; /* large (paths): not on the stack */
     memset(&j, 0, sizeof j);
