@@ -105,7 +105,10 @@ static int place(const hhc_request_t *r, int *node)
     int *mapped = mpitopo__malloc_array((size_t)r->nnodes, sizeof *mapped);
     if (!mapped)
         return MPITOPO_NOMEM("the mapping");
-    const char *mapper = mpitopo__graph_mapper(ni, &r->opt);
+    const mpitopo_network_t *net;
+    const int *end_node;
+    mpitopo__nodeinfo_network(ni, &net, &end_node);
+    const char *mapper = mpitopo__graph_mapper(net, &r->opt);
     if ((rc = mpitopo__hhc_pattern(r->dim, &pattern)) == MPITOPO_SUCCESS) {
         int kept; /* node i starts on the process of rank i */
         mpitopo__rank0_t r0;

@@ -7,11 +7,45 @@
  * arguments never returns while the others wait in the next collective,
  * and every process returns the same error.
  */
+#include "core/env.h"
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+/* MPITOPO_CHECK_ARGS: compare every argument across processes (default in
+ * debug builds), read once. */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int check_args;
+
+static void read_env(void)
+{
+#ifdef NDEBUG
+    check_args = 0;
+#else
+    check_args = 1;
+#endif
+    const char *v = mpitopo__getenv(MPITOPO_ENV_CHECK_ARGS);
+    if (v && *v)
+        check_args = strcmp(v, "0") != 0;
+}
+
+int mpitopo__check_args(void)
+{
+    pthread_once(&env_once, read_env);
+    return check_args;
+}
+
+/* FNV-1a, the hash of the arguments compared by hash. */
+uint32_t mpitopo__hash(uint32_t h, const void *data, size_t len)
+{
+    const unsigned char *s = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ s[i]) * 16777619u;
+    return h;
+}
 
 /* Layout of the reduced vector: first faulty rank, whether any process
  * checks (0 when one does), then (value, ~value) per argument — the

@@ -277,7 +277,7 @@ static int local_layout(MPI_Comm comm, const mpitopo_nodeinfo_t *ni, layout_t *L
     if (rc == MPITOPO_SUCCESS)
         rc = comm_network(comm, L);
     if (rc == MPITOPO_SUCCESS && ni->emulated)
-        rc = mpitopo__emulated_leaf(comm, &L->emu, &leaf);
+        mpitopo__nodeinfo_emulated(ni, &L->emu, &leaf);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     if (L->emu) {

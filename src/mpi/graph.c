@@ -38,6 +38,8 @@ typedef struct graph_request {
     const mpitopo_nodeinfo_t *ni;
     const mpitopo_machine_t *machine;
     const int *leaf_of_rank;
+    const mpitopo_network_t *net; /* the machine's network (NULL: none), from fetch_machine */
+    const int *end_node;          /* its end node of every node unit */
 } graph_request_t;
 
 /* Edges this process gives, as (src, dst, weight) triples. */
@@ -194,7 +196,7 @@ static void report(const graph_request_t *r, const mpitopo_nodeinfo_t *ni, const
     mpitopo__network_report(ni, m, pattern, launch, mapped, network, sizeof network);
     mpitopo__log(1, "%s %d ranks, %lld edges on %s (%s, %s): off-node weight %.6g -> %.6g, cost %.3g -> %.3g%s%s; "
                     "above the nodes: %s",
-                 r->kind, r->nroles, (long long)nedges, nodes, mpitopo__graph_mapper(ni, &r->opt),
+                 r->kind, r->nroles, (long long)nedges, nodes, mpitopo__graph_mapper(r->net, &r->opt),
                  mpitopo_weight_name(w), before.levels[nl].weight_crossing, after.levels[nl].weight_crossing,
                  before.cost, after.cost, network, kept ? " (original order kept: no gain)" : "",
                  mpitopo__nodeinfo_above(ni));
@@ -204,7 +206,10 @@ static void report(const graph_request_t *r, const mpitopo_nodeinfo_t *ni, const
  * (collective over comm the first time). */
 static int fetch_machine(graph_request_t *r)
 {
-    return mpitopo__comm_machine_cached(r->comm, &r->ni, &r->machine, &r->leaf_of_rank);
+    int rc = mpitopo__comm_machine_cached(r->comm, &r->ni, &r->machine, &r->leaf_of_rank);
+    if (rc == MPITOPO_SUCCESS)
+        mpitopo__nodeinfo_network(r->ni, &r->net, &r->end_node);
+    return rc;
 }
 
 /*
@@ -230,15 +235,13 @@ static int map_roles(const graph_request_t *r, const mpitopo_pattern_t *pattern,
     opt.launch = leaf_of_rank;
     opt.never_worse = 1;
     int kept = 0;
-    const char *spec = mpitopo__graph_mapper(ni, &r->opt);
-    if (mpitopo__ptram_par_applies(ni, spec)) {
+    const char *spec = mpitopo__graph_mapper(r->net, &r->opt);
+    if (mpitopo__ptram_par_applies(r->net, spec)) {
         /* rank 0 only, the other leaders serving (ptram_par.c) */
-        const mpitopo_network_t *net;
-        const int *end_node;
-        mpitopo__nodeinfo_network(ni, &net, &end_node);
-        rc = mpitopo__ptram_par_map(ni->leader_comm, spec, m, net, end_node, pattern, &opt, mapped, &kept, NULL);
+        rc = mpitopo__ptram_par_map(ni->leader_comm, spec, m, r->net, r->end_node, pattern, &opt, mapped, &kept,
+                                    NULL);
     } else {
-        rc = mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, &kept);
+        rc = mpitopo__map_on_comm(r->net, r->end_node, spec, m, pattern, &opt, mapped, &kept);
     }
     mpitopo__rank0_t r0;
     if (rc == MPITOPO_SUCCESS)
@@ -392,14 +395,10 @@ static int root_map(const graph_request_t *r, const int *all, int64_t total, int
 static int end_parallel(const graph_request_t *r, int *local)
 {
     const mpitopo_nodeinfo_t *ni = r->ni;
-    if (!mpitopo__ptram_par_applies(ni, mpitopo__graph_mapper(ni, &r->opt)) || ni->leader_comm == MPI_COMM_NULL)
+    if (!mpitopo__ptram_par_applies(r->net, mpitopo__graph_mapper(r->net, &r->opt)) || ni->leader_comm == MPI_COMM_NULL)
         return MPI_SUCCESS;
-    if (r->rank != 0) {
-        const mpitopo_network_t *net;
-        const int *end_node;
-        mpitopo__nodeinfo_network(ni, &net, &end_node);
-        return mpitopo__ptram_par_serve(ni->leader_comm, net, NULL);
-    }
+    if (r->rank != 0)
+        return mpitopo__ptram_par_serve(ni->leader_comm, r->net, NULL);
     int rc = mpitopo__ptram_par_release(ni->leader_comm);
     if (rc != MPI_SUCCESS && *local == MPITOPO_SUCCESS)
         *local = rc;
@@ -805,7 +804,7 @@ static int graph_role(graph_request_t *r, const int *index, const int *edges, in
             src[k] = i;
     r->opt.weight = MPITOPO_WEIGHT_BYTES;
     rc = mpitopo_pattern_create(r->nroles, nedges, src, edges, NULL, NULL, &pattern);
-    if (mpitopo__ptram_par_applies(r->ni, mpitopo__graph_mapper(r->ni, &r->opt))) {
+    if (mpitopo__ptram_par_applies(r->net, mpitopo__graph_mapper(r->net, &r->opt))) {
         /* Rank 0 maps with the leaders' help, then its outcome and the
          * roles reach every process (the others' pattern is the same). */
         int *roles = NULL, local = rc;

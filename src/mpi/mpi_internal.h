@@ -89,6 +89,10 @@ int mpitopo__comm_machine_cached(MPI_Comm comm, const mpitopo_nodeinfo_t **info,
  * gives the same answer, since the machine is made collectively. */
 int mpitopo__comm_machine_known(MPI_Comm comm);
 
+/* The emulated machine (NULL without emulation) and the calling process's
+ * leaf there, as the discovery of info found them (MPITOPO_EMULATE). */
+void mpitopo__nodeinfo_emulated(const mpitopo_nodeinfo_t *info, const mpitopo_machine_t **emu, int *leaf);
+
 /* mpitopo_comm_nodeinfo without its error conversion (nodeinfo.c), and the
  * machine cached beside the node information: what comm_machine.c builds
  * and caches with mpitopo__nodeinfo_set_machine (the cache takes both). */
@@ -158,11 +162,12 @@ void mpitopo__rank0_report(const char *func, const struct mpitopo__rank0 *r0);
 /* Read the keys into *o (errors MPITOPO_ERR_PARSE naming key and value). */
 int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_options_t *o);
 
-/* mpitopo_map, or mpitopo_map_network when comm's cached machine (ni's)
- * has a network: its nodes on the network's end nodes. */
-int mpitopo__map_on_comm(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
-                         const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *opt, int *mapped,
-                         int *kept);
+/* mpitopo_map, or mpitopo_map_network when comm's cached machine has a
+ * network (net, with the end node of every node unit: end_node; from
+ * mpitopo__nodeinfo_network). */
+int mpitopo__map_on_comm(const mpitopo_network_t *net, const int *end_node, const char *spec,
+                         const mpitopo_machine_t *m, const mpitopo_pattern_t *pattern,
+                         const mpitopo_map_options_t *opt, int *mapped, int *kept);
 /* mpitopo__map_on_comm with the launch as the never-worse baseline:
  * position p of pattern starts on the leaf of rank p (leaf_of_rank). */
 int mpitopo__map_from_launch(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
@@ -177,8 +182,9 @@ void mpitopo__network_report(const mpitopo_nodeinfo_t *ni, const mpitopo_machine
                              const mpitopo_pattern_t *pattern, const int *launch, const int *mapped, char *buf,
                              size_t size);
 /* The mapper of a graph constructor: the one set (info key, MPITOPO_MAPPER),
- * else "ptram" when comm's machine has a network, else the default. */
-const char *mpitopo__graph_mapper(const mpitopo_nodeinfo_t *ni, const mpitopo__topo_options_t *o);
+ * else "ptram" when comm's machine has a network (net not NULL), else the
+ * default. */
+const char *mpitopo__graph_mapper(const mpitopo_network_t *net, const mpitopo__topo_options_t *o);
 
 /* The offsets of a star (2 ndims radius) or Moore ((2 radius + 1)^ndims - 1)
  * stencil, or -1 above MPITOPO_MAX_STENCIL_OFFSETS; 0 for radius 0. */

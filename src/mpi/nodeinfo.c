@@ -28,6 +28,8 @@ typedef struct nodeinfo_entry {
     const mpitopo_network_t *network;       /* the session's; NULL without one */
     int *end_node;                          /* of every node unit of machine, with a network */
     char above[320];                        /* where the levels above the nodes came from */
+    const mpitopo_machine_t *emu;           /* the emulated machine (NULL: none) */
+    int emu_leaf;                           /* this process's leaf there */
 } nodeinfo_entry_t;
 
 typedef struct attachment {
@@ -202,7 +204,8 @@ static int split_nodes(MPI_Comm comm, int rank, int emulate, const mpitopo_machi
  * allocation failure): it still takes part in every collective, and the
  * final allreduce makes every process of comm fail together.
  */
-static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local)
+static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local, const mpitopo_machine_t **emu_out,
+                    int *leaf_out)
 {
     int rank, size, rc;
     if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
@@ -214,6 +217,8 @@ static int discover(MPI_Comm comm, mpitopo_nodeinfo_t *ni, int local)
     int emulate = emu != NULL || erc != MPITOPO_SUCCESS;
     if (local == MPITOPO_SUCCESS)
         local = erc;
+    *emu_out = emu;
+    *leaf_out = leaf;
 
     *ni = (mpitopo_nodeinfo_t){MPI_COMM_NULL, MPI_COMM_NULL, 0, 0, 0, 0, 0, 0, emu != NULL};
     rc = split_nodes(comm, rank, emulate, emu, leaf, local == MPITOPO_SUCCESS, &ni->node_comm);
@@ -264,13 +269,16 @@ static int create(MPI_Comm comm, int keyval, const mpitopo_nodeinfo_t **info)
     attachment_t *a = mpitopo__calloc(1, sizeof *a);
     int local = e && a ? MPITOPO_SUCCESS : MPITOPO_NOMEM("the node information cache");
     mpitopo_nodeinfo_t scratch;
-    int rc = discover(comm, e ? &e->info : &scratch, local);
+    const mpitopo_machine_t *emu = NULL;
+    int leaf = -1, rc = discover(comm, e ? &e->info : &scratch, local, &emu, &leaf);
     if (rc != MPITOPO_SUCCESS) {
         mpitopo__free(e);
         mpitopo__free(a);
         return rc;
     }
     e->refs = 1;
+    e->emu = emu;
+    e->emu_leaf = leaf;
     a->entry = e;
     a->comm = comm;
     pthread_mutex_lock(&cache_lock);
@@ -356,6 +364,13 @@ void mpitopo__nodeinfo_machine(const mpitopo_nodeinfo_t *info, const mpitopo_mac
     *machine = e->machine;
     *leaf_of_rank = e->leaf_of_rank;
     pthread_mutex_unlock(&cache_lock);
+}
+
+void mpitopo__nodeinfo_emulated(const mpitopo_nodeinfo_t *info, const mpitopo_machine_t **emu, int *leaf)
+{
+    nodeinfo_entry_t *e = entry_of(info);
+    *emu = e->emu;
+    *leaf = e->emu_leaf;
 }
 
 /* The network of that machine and the end node of every node unit of it:

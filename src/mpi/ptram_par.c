@@ -343,11 +343,8 @@ static int root_greedy(void *ctx, const mpitopo__ptram_items_t *it, const mpitop
     return rc; /* MPI's codes (positive) pass through */
 }
 
-int mpitopo__ptram_par_applies(const mpitopo_nodeinfo_t *ni, const char *spec)
+int mpitopo__ptram_par_applies(const mpitopo_network_t *net, const char *spec)
 {
-    const mpitopo_network_t *net;
-    const int *end_node;
-    mpitopo__nodeinfo_network(ni, &net, &end_node);
     return net && strncmp(spec, "ptram", 5) == 0 && (spec[5] == '\0' || spec[5] == ':');
 }
 

@@ -14,10 +14,10 @@ typedef struct mpitopo__ptram_par_stats {
     int64_t mem_bytes;                 /* what the loop allocated on this leader */
 } mpitopo__ptram_par_stats_t;
 
-/* Whether spec is "ptram" or "ptram:ARGS" and comm's cached machine (ni)
- * has a network: then the graph constructors map with the functions below.
- * The same answer on every process of comm. */
-int mpitopo__ptram_par_applies(const mpitopo_nodeinfo_t *ni, const char *spec);
+/* Whether spec is "ptram" or "ptram:ARGS" and comm's cached machine has a
+ * network (net, mpitopo__nodeinfo_network): then the graph constructors map
+ * with the functions below. The same answer on every process of comm. */
+int mpitopo__ptram_par_applies(const mpitopo_network_t *net, const char *spec);
 
 /*
  * On rank 0 of `leaders` only: mpitopo_map_network(spec, machine, network,

@@ -1,37 +1,15 @@
 /*
  * What the topology constructors (Cartesian and graph) share: the info keys
- * that choose the mapper, the meaning of the weights and whether to reorder,
- * and the debug switch that compares arguments across processes.
+ * that choose the mapper, the meaning of the weights and whether to reorder
+ * (the debug switch that compares arguments across processes is agree.c's).
  */
 #include "map/map_internal.h"
 #include "core/env.h"
 #include "mpi/mpi_internal.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-static int check_args;
-
-static void read_env(void)
-{
-#ifdef NDEBUG
-    check_args = 0;
-#else
-    check_args = 1;
-#endif
-    const char *v = mpitopo__getenv(MPITOPO_ENV_CHECK_ARGS);
-    if (v && *v)
-        check_args = strcmp(v, "0") != 0;
-}
-
-int mpitopo__check_args(void)
-{
-    pthread_once(&env_once, read_env);
-    return check_args;
-}
 
 int mpitopo__info_get(const char *func, MPI_Info info, const char *key, char *value, int len, int *found)
 {
@@ -110,13 +88,10 @@ int mpitopo__topo_options_read(const char *func, MPI_Info info, mpitopo__topo_op
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo__map_on_comm(const mpitopo_nodeinfo_t *ni, const char *spec, const mpitopo_machine_t *m,
-                         const mpitopo_pattern_t *pattern, const mpitopo_map_options_t *opt, int *mapped,
-                         int *kept)
+int mpitopo__map_on_comm(const mpitopo_network_t *net, const int *end_node, const char *spec,
+                         const mpitopo_machine_t *m, const mpitopo_pattern_t *pattern,
+                         const mpitopo_map_options_t *opt, int *mapped, int *kept)
 {
-    const mpitopo_network_t *net;
-    const int *end_node;
-    mpitopo__nodeinfo_network(ni, &net, &end_node);
     if (net)
         return mpitopo_map_network(spec, m, net, end_node, pattern, opt, mapped, kept);
     return mpitopo_map(spec, m, pattern, opt, mapped, kept);
@@ -131,7 +106,10 @@ int mpitopo__map_from_launch(const mpitopo_nodeinfo_t *ni, const char *spec, con
     opt.launch = leaf_of_rank; /* position p on the process of rank p */
     opt.never_worse = 1;
     *kept = 0;
-    return mpitopo__map_on_comm(ni, spec, m, pattern, &opt, mapped, kept);
+    const mpitopo_network_t *net;
+    const int *end_node;
+    mpitopo__nodeinfo_network(ni, &net, &end_node);
+    return mpitopo__map_on_comm(net, end_node, spec, m, pattern, &opt, mapped, kept);
 }
 
 void mpitopo__rank0_report(const char *func, const mpitopo__rank0_t *r0)
@@ -154,13 +132,10 @@ int mpitopo__position_of(const int *mapped, int n, int leaf)
     return MPI_UNDEFINED;
 }
 
-const char *mpitopo__graph_mapper(const mpitopo_nodeinfo_t *ni, const mpitopo__topo_options_t *o)
+const char *mpitopo__graph_mapper(const mpitopo_network_t *net, const mpitopo__topo_options_t *o)
 {
-    const mpitopo_network_t *net;
-    const int *end_node;
     if (o->mapper_set)
         return o->mapper;
-    mpitopo__nodeinfo_network(ni, &net, &end_node);
     return net ? "ptram" : o->mapper;
 }
 
@@ -199,14 +174,6 @@ void mpitopo__network_report(const mpitopo_nodeinfo_t *ni, const mpitopo_machine
         network_metrics(net, end_node, m, pattern, mapped, &b) == MPITOPO_SUCCESS)
         snprintf(buf, size, "; network: hop-bytes %.6g -> %.6g, MC %.6g -> %.6g, hybrid %.6g -> %.6g",
                  a.hop_bytes, b.hop_bytes, a.max_congestion, b.max_congestion, a.hybrid, b.hybrid);
-}
-
-uint32_t mpitopo__hash(uint32_t h, const void *data, size_t len)
-{
-    const unsigned char *s = data;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ s[i]) * 16777619u;
-    return h;
 }
 
 long long mpitopo__stencil_offsets(int ndims, int moore, long long radius)
