@@ -14,7 +14,7 @@
  *   CPU off the CPU traffic leaving the busiest node, MiB, and
  *   CPU cost  the machine cost of C_cpu (both mpitopo_metrics_compute());
  *   bound   a lower bound on the GPU MC of every mapping (mpitopo__gpu_bound(),
- *           src/gpu/gpu_bound.c; '*' when some level's term is not the exact
+ *           src/metrics/gpu_bound.c; '*' when some level's term is not the exact
  *           minimum), in ms;
  *   time    per phase (nodes, cores, GPUs), ms, the smallest of --reps.
  * A row "magc+nw" is magc with options.never_worse (as mpitopo_gpu_map()

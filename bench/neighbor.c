@@ -817,7 +817,7 @@ static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
 
 #if NB_HOST_MPI
 /*
- * -W: the constants of auto's cost model (src/coll/select.c), fitted to the
+ * -W: the constants of auto's cost model (src/coll/neighbor/select.c), fitted to the
  * host MPI's blocking allgather. On the topology, the busiest process sends
  * and receives M messages; a least-squares line through (bytes sent, latency)
  * over the sizes gives byte_us (slope) and the cost of one round of M

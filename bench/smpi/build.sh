@@ -11,7 +11,7 @@
 # has its own node-information cache, emulation state and error message.
 # MPITOPO_SMPI selects the shims of src/mpi/smpi_compat.h; nothing else
 # differs from the CMake build, but json-c: MPITOPO_HAVE_JSONC is not
-# defined, so `auto` measures its candidates (src/coll/tune.c, bench/neighbor
+# defined, so `auto` measures its candidates (src/coll/neighbor/tune.c, bench/neighbor
 # -s ...,tuned) as in the CMake build and only the tuning files
 # (MPITOPO_TUNING_FILE) are unavailable. Warnings are errors, as in the CMake build.
 set -euo pipefail

@@ -489,7 +489,7 @@ typedef struct mpitopo_network_bound {
  * processes than leaves the occupancy is the mapping's choice and only the
  * summed traffic over a level's sets, at the least per-process rate, is
  * claimed. Hop-bytes: the traffic surely crossing each level times the
- * shortest route that crosses it, level over level. src/network/bound.c
+ * shortest route that crosses it, level over level. src/metrics/net_bound.c
  * proves both.
  * Time O(levels * nodes^2 * route length), memory O(nodes + channels).
  * @param[in] network the network

@@ -1,4 +1,4 @@
-/* The HHC object, shared by src/mpi/hhc.c (creation, table, queries),
+/* The HHC object, shared by src/hhc/hhc.c (creation, table, queries),
  * hhc_route.c (routed messages) and hhc_coll.c (collectives). */
 #ifndef MPITOPO_HHC_INTERNAL_H
 #define MPITOPO_HHC_INTERNAL_H

@@ -16,7 +16,7 @@
  *     split of it) carrying the neighbour lists in an attribute, which
  *     MPI_Comm_dup copies (shared, reference counted) as MPI copies a
  *     topology. The queries read that attribute, so mpitopo's neighbour
- *     cache (src/coll/neighbors.c) and with it every neighbourhood schedule,
+ *     cache (src/coll/engine/neighbors.c) and with it every neighbourhood schedule,
  *     all on point-to-point, work unchanged. Only mpitopo sees these
  *     topologies: the program's own MPI_Topo_test or MPI_Dist_graph_*
  *     calls still hit SMPI's stubs.

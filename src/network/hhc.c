@@ -274,7 +274,7 @@ static int64_t net_group(const mpitopo_network_t *net, int level, int node)
     return base;
 }
 
-/* ---- the arithmetic of the virtual topology (src/mpi/hhc.c) and of the
+/* ---- the arithmetic of the virtual topology (src/hhc/hhc.c) and of the
  * pattern generator (src/pattern/hhc.c), by end node number ---------------- */
 
 /* The end node number of x (the post-order of the header). */

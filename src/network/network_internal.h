@@ -109,7 +109,7 @@ int mpitopo__net_parse_list(const char *desc, const char *what, const char *s, s
                             int64_t max, int64_t *out, int maxn, int *n);
 
 /* The HHC's arithmetic by end node number (hhc.c), for the virtual
- * topology (src/mpi/hhc.c) and the pattern "hhc:D". D in [1, 30] (nnodes
+ * topology (src/hhc/hhc.c) and the pattern "hhc:D". D in [1, 30] (nnodes
  * returns -1 outside), nodes valid. A node's level l: 0 for the bottom
  * nodes, l for the centre of a level-l cube; its parent: the centre of the
  * cube it is a leaf of (-1 for the top centre), *position its nibble there

@@ -126,7 +126,7 @@ static pthread_once_t bad_neighbor_once = PTHREAD_ONCE_INIT;
 static pthread_once_t neighbor_said_once = PTHREAD_ONCE_INIT;
 static pthread_once_t bad_reorder_once = PTHREAD_ONCE_INIT;
 
-/* The schedule names of the library (src/coll/select.c); the library reads
+/* The schedule names of the library (src/coll/neighbor/select.c); the library reads
  * the same variable and runs the schedule it names. */
 static void config_read_neighbor(void)
 {

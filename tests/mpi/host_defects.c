@@ -1,5 +1,5 @@
 /*
- * The table of known host-MPI defects (src/coll/defects.c): each row shown
+ * The table of known host-MPI defects (src/coll/neighbor/defects.c): each row shown
  * natively, and cured through mpitopo's auto (which never hands the call to
  * the host MPI where a row matches).
  *

@@ -1,7 +1,7 @@
 /*
- * The rule of the "auto" schedule on graph communicators (src/coll/linear.c
+ * The rule of the "auto" schedule on graph communicators (src/coll/neighbor/linear.c
  * choose_auto): the host MPI's own operation, unless the cost model of
- * src/coll/select.c predicts that combining beats it by the model's margin
+ * src/coll/neighbor/select.c predicts that combining beats it by the model's margin
  * (blocks of at most 1 KiB; the v and w forms whatever their sizes).
  *
  * On a dist-graph made by mpitopo (no stencil), for alltoall, allgather
@@ -37,7 +37,7 @@ int mpitopo__coll_sends(MPI_Comm comm, long long *sends);
 enum { AG, A2A, A2AV, NOPS };
 static const char *op_name[NOPS] = {"allgather", "alltoall", "alltoallv"};
 
-/* The host defects of src/coll/defects.c this test meets: MPICH 4.0.2's
+/* The host defects of src/coll/neighbor/defects.c this test meets: MPICH 4.0.2's
  * MPI_Neighbor_allgather (a truncated receive not reported), which auto
  * therefore never chooses. */
 static int host_defect(int op)
@@ -288,7 +288,7 @@ static void check(make_t *make, int bytes)
             printf("# %s, %s, %d-byte blocks: messages linear %lld, combine %lld, auto %lld\n",
                    g.label, op_name[op], bytes, n[LINEAR], n[COMBINE], n[AUTO]);
         int small = bytes <= 1024 || op == A2AV, saves = n[COMBINE] < n[LINEAR];
-        if (host_defect(op)) { /* src/coll/defects.c: never handed to this host MPI */
+        if (host_defect(op)) { /* src/coll/neighbor/defects.c: never handed to this host MPI */
             MT_CHECK(n[AUTO] == n[LINEAR] || n[AUTO] == n[COMBINE],
                      "%s, %s: the host MPI's call is known broken, auto sent %lld messages, linear %lld, "
                      "combine %lld", g.label, op_name[op], n[AUTO], n[LINEAR], n[COMBINE]);

@@ -248,7 +248,7 @@ static void steady_state(const nt_graph_t *g)
     mpitopo_allocator_t a = {count_malloc, count_calloc, count_realloc, free};
     long counted[2] = {0, 0};
     for (int nb = 0; nb < 2; nb++) {
-        /* The warm-up outlasts auto's measured selection (src/coll/tune.c:
+        /* The warm-up outlasts auto's measured selection (src/coll/neighbor/tune.c:
          * each candidate's untimed first run, then its timed trials). */
         for (int k = 0; k < 70; k++) {
             if (k == 60) {

@@ -1,5 +1,5 @@
 /*
- * auto by measurement (src/coll/tune.c, issue 31).
+ * auto by measurement (src/coll/neighbor/tune.c, issue 31).
  *
  *   - results: every blocking, nonblocking and persistent auto call of
  *     alltoall, allgather and alltoallv on a Cartesian grid and on a

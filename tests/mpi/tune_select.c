@@ -1,5 +1,5 @@
 /*
- * The selection of auto by measurement (src/coll/tune.c, issue 31) under
+ * The selection of auto by measurement (src/coll/neighbor/tune.c, issue 31) under
  * known times: mpitopo__tune_test_times replaces every timed trial's
  * duration by a table's (per schedule, one process may be slower), so the
  * choice is deterministic whatever the machine's noise. For each table

@@ -1,5 +1,5 @@
 /* Unit tests of the lower bound on the GPU-tree maximum congestion
- * (mpitopo__gpu_bound(), src/gpu/gpu_bound.c; issue 20): never above the
+ * (mpitopo__gpu_bound(), src/metrics/gpu_bound.c; issue 20): never above the
  * MC of any strategy or of random assignments; equal to the brute-force
  * optimum over every assignment on tiny cases; reached by MAGC in all 34
  * cases of clusters A and B, and by the default in the 9 where MAGC does
