@@ -92,7 +92,7 @@ typedef struct mpitopo__nbr {
 /*
  * What the layer above the engine keeps for a communicator's entry (the
  * schedules' state, the info keys, the tuner's decisions: coll/neighbor/
- * select.c): init runs once when the lists are computed, before the entry
+ * entry.c): init runs once when the lists are computed, before the entry
  * is shared (an error drops the entry); release when the entry is freed,
  * also after a failed init. The engine calls them and imports nothing above
  * it.
@@ -115,7 +115,7 @@ int mpitopo__nbr_lists(MPI_Comm comm, const mpitopo__nbr_layer_t *layer, const c
 mpitopo__nbr_t *mpitopo__nbr_cached(MPI_Comm comm);
 
 /* mpitopo__nbr_lists with the neighbourhood collectives' layer
- * (coll/neighbor/select.c): what every neighbourhood call uses. */
+ * (coll/neighbor/entry.c): what every neighbourhood call uses. */
 int mpitopo__nbr_get(MPI_Comm comm, const char *func, mpitopo__nbr_t **nbr);
 
 void mpitopo__nbr_ref(mpitopo__nbr_t *nbr);
@@ -532,7 +532,7 @@ mpitopo__sched_t mpitopo__sched_parse(const char *s);
 const char *mpitopo__sched_name(mpitopo__sched_t s);
 
 /* Read the mpitopo_* keys of comm (mpitopo_comm_set_info's, else comm's
- * info) into n: at cache time, and again when they are set. */
+ * info) into n: at cache time, and again when they are set (entry.c). */
 void mpitopo__nbr_read_info(mpitopo__nbr_t *n, MPI_Comm comm);
 /* When comm has cached lists, read its keys again. Local. */
 void mpitopo__nbr_refresh_info(MPI_Comm comm);
