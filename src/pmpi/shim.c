@@ -1,6 +1,9 @@
 /*
- * libmpitopo_shim, C bindings: an unmodified MPI program gets mpitopo by
- * LD_PRELOADing (or linking, before the MPI library) this library.
+ * libmpitopo_shim: an unmodified MPI program gets mpitopo by LD_PRELOADing
+ * (or linking, before the MPI library) this library. This file holds the
+ * topology constructors, the mapping queries and the info calls, as the
+ * mpitopo__shim_* functions that their C and Fortran bindings call (the
+ * bindings are generated from bindings.def).
  *
  * Renumbering is asked for, never assumed. MPI-4.1 section 8.5.4: after a
  * reorder, the process of rank k in the new communicator plays the role
@@ -89,7 +92,7 @@
  * MPITOPO_VERBOSE says. MPI's own error codes pass through unchanged (the
  * failing PMPI call has reported them).
  *
- * The Fortran bindings are in shim_fortran.c. Inside, only PMPI_* and
+ * The Fortran converters are in shim_fortran.c. Inside, only PMPI_* and
  * mpitopo_* are called, so the shim never calls itself.
  */
 #include <mpi.h>
@@ -749,61 +752,4 @@ int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[], const 
         return PMPI_Graph_map(comm, nnodes, index, edges, newrank);
     int rc = mpitopo_graph_map(comm, nnodes, index, edges, newrank);
     return shim_result(func, comm, rc, graph_error_class(rc));
-}
-
-/* The C bindings. */
-
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                    int reorder, MPI_Comm *comm_cart)
-{
-    return mpitopo__shim_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
-}
-
-int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
-{
-    return mpitopo__shim_cart_map(comm, ndims, dims, periods, newrank);
-}
-
-int MPI_Dims_create(int nnodes, int ndims, int dims[])
-{
-    return mpitopo__shim_dims_create(nnodes, ndims, dims);
-}
-
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
-{
-    return mpitopo__shim_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights,
-                                                    outdegree, destinations, destweights, info,
-                                                    reorder, comm_dist_graph);
-}
-
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info,
-                          int reorder, MPI_Comm *comm_dist_graph)
-{
-    return mpitopo__shim_dist_graph_create(comm_old, n, sources, degrees, destinations, weights,
-                                           info, reorder, comm_dist_graph);
-}
-
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
-                     int reorder, MPI_Comm *comm_graph)
-{
-    return mpitopo__shim_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
-}
-
-int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
-{
-    return mpitopo__shim_graph_map(comm, nnodes, index, edges, newrank);
-}
-
-int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
-{
-    return mpitopo__shim_comm_set_info(comm, info);
-}
-
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
-{
-    return mpitopo__shim_comm_dup_with_info(comm, info, newcomm);
 }
