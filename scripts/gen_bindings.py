@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-WIDTH = 99  # the project's line length (clang-format)
+WIDTH = 99  # the longest line of the generated code, as in the hand-written C
 
 # C parameter types and how a Fortran binding receives them (by reference).
 FORTRAN_TYPES = {
@@ -237,7 +237,8 @@ def manglings(fn, which):
 
 
 def guarded(fn, text, extra=None):
-    """text under the function's condition and extra (None: none)."""
+    """text under the function's `if` condition and extra (None: none); a
+    condition "!MACRO" stands for #ifndef MACRO."""
     conds = [c for c in (fn.cond, extra) if c]
     if not conds:
         return text
