@@ -18,8 +18,10 @@ mpitopo_require_packages() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# What building and testing needs, for both MPIs.
-MPITOPO_BUILD_PACKAGES=(cmake make gcc pkg-config libhwloc-dev hwloc libcmocka-dev
+# What building and testing needs, for both MPIs. python3: the build of the
+# MPI layer generates the shim's and the tracer's bindings
+# (scripts/gen_bindings.py); the tests run Python scripts too.
+MPITOPO_BUILD_PACKAGES=(cmake make gcc pkg-config python3 libhwloc-dev hwloc libcmocka-dev
   libopenmpi-dev openmpi-bin libmpich-dev mpich libscotch-dev libmetis-dev libjson-c-dev)
-MPITOPO_TEST_PACKAGES=(clang libclang-rt-14-dev python3 gfortran doxygen help2man ibsim-utils opensm infiniband-diags
+MPITOPO_TEST_PACKAGES=(clang libclang-rt-14-dev gfortran doxygen help2man ibsim-utils opensm infiniband-diags
   libsimgrid-dev)

@@ -1,6 +1,9 @@
 /*
- * libmpitopo_shim, C bindings: an unmodified MPI program gets mpitopo by
- * LD_PRELOADing (or linking, before the MPI library) this library.
+ * libmpitopo_shim: an unmodified MPI program gets mpitopo by LD_PRELOADing
+ * (or linking, before the MPI library) this library. This file holds the
+ * topology constructors, the mapping queries and the info calls, as the
+ * mpitopo__shim_* functions that their C and Fortran bindings call (the
+ * bindings are generated from bindings.def).
  *
  * Renumbering is asked for, never assumed. MPI-4.1 section 8.5.4: after a
  * reorder, the process of rank k in the new communicator plays the role
@@ -89,7 +92,7 @@
  * MPITOPO_VERBOSE says. MPI's own error codes pass through unchanged (the
  * failing PMPI call has reported them).
  *
- * The Fortran bindings are in shim_fortran.c. Inside, only PMPI_* and
+ * The Fortran converters are in shim_fortran.c. Inside, only PMPI_* and
  * mpitopo_* are called, so the shim never calls itself.
  */
 #include <mpi.h>
@@ -126,11 +129,13 @@ static pthread_once_t bad_neighbor_once = PTHREAD_ONCE_INIT;
 static pthread_once_t neighbor_said_once = PTHREAD_ONCE_INIT;
 static pthread_once_t bad_reorder_once = PTHREAD_ONCE_INIT;
 
-/* The schedule names of the library (src/coll/neighbor/select.c); the library reads
- * the same variable and runs the schedule it names. */
+/* The schedule names of the library (MPITOPO_NEIGHBOR_SCHEDULES, the list
+ * src/coll/neighbor/select.c reads too); the library reads the same
+ * variable and runs the schedule it names. */
+static const char *const takes[] = MPITOPO_NEIGHBOR_SCHEDULES;
+
 static void config_read_neighbor(void)
 {
-    static const char *const takes[] = {"linear", "auto", "combine", "cart", "node", "mpi"};
     const char *v = mpitopo__getenv(MPITOPO_ENV_NEIGHBOR);
     if (!v || !*v || strcmp(v, "off") == 0)
         return;
@@ -204,9 +209,15 @@ static void report_bad_dims(void)
 
 static void report_bad_neighbor(void)
 {
-    world_root_says("mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not auto, linear, combine, cart, "
-                    "node, mpi or off; the neighbourhood collectives stay MPI's own\n",
-                    config.neighbor_value);
+    char known[96];
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof takes / sizeof takes[0] && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s, ", takes[i]);
+    if (used >= 2 && used < sizeof known)
+        known[used - 2] = '\0'; /* the last ", " */
+    world_root_says("mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not %s or off; the neighbourhood "
+                    "collectives stay MPI's own\n",
+                    config.neighbor_value, known);
 }
 
 static void report_bad_reorder(void)
@@ -749,61 +760,4 @@ int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[], const 
         return PMPI_Graph_map(comm, nnodes, index, edges, newrank);
     int rc = mpitopo_graph_map(comm, nnodes, index, edges, newrank);
     return shim_result(func, comm, rc, graph_error_class(rc));
-}
-
-/* The C bindings. */
-
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                    int reorder, MPI_Comm *comm_cart)
-{
-    return mpitopo__shim_cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
-}
-
-int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
-{
-    return mpitopo__shim_cart_map(comm, ndims, dims, periods, newrank);
-}
-
-int MPI_Dims_create(int nnodes, int ndims, int dims[])
-{
-    return mpitopo__shim_dims_create(nnodes, ndims, dims);
-}
-
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
-{
-    return mpitopo__shim_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights,
-                                                    outdegree, destinations, destweights, info,
-                                                    reorder, comm_dist_graph);
-}
-
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info,
-                          int reorder, MPI_Comm *comm_dist_graph)
-{
-    return mpitopo__shim_dist_graph_create(comm_old, n, sources, degrees, destinations, weights,
-                                           info, reorder, comm_dist_graph);
-}
-
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
-                     int reorder, MPI_Comm *comm_graph)
-{
-    return mpitopo__shim_graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
-}
-
-int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
-{
-    return mpitopo__shim_graph_map(comm, nnodes, index, edges, newrank);
-}
-
-int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
-{
-    return mpitopo__shim_comm_set_info(comm, info);
-}
-
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
-{
-    return mpitopo__shim_comm_dup_with_info(comm, info, newcomm);
 }

@@ -9,8 +9,6 @@
 #include <mpi.h>
 #include <mpitopo.h>
 
-#include "coll/neighbor/nbr_ops.h"
-
 #if defined(__GNUC__)
 #define MPITOPO_SHIM_HIDDEN __attribute__((visibility("hidden")))
 #define MPITOPO_SHIM_EXPORT __attribute__((visibility("default")))
@@ -19,63 +17,33 @@
 #define MPITOPO_SHIM_EXPORT
 #endif
 
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_cart_create(MPI_Comm comm, int ndims, const int dims[],
-                                                  const int periods[], int reorder,
-                                                  MPI_Comm *newcomm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_cart_map(MPI_Comm comm, int ndims, const int dims[],
-                                               const int periods[], int *newrank);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_dims_create(int nnodes, int ndims, int dims[]);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_dist_graph_create_adjacent(
-    MPI_Comm comm, int indegree, const int sources[], const int sourceweights[], int outdegree,
-    const int destinations[], const int destweights[], MPI_Info info, int reorder,
-    MPI_Comm *newcomm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_dist_graph_create(MPI_Comm comm, int n, const int sources[],
-                                                        const int degrees[],
-                                                        const int destinations[],
-                                                        const int weights[], MPI_Info info,
-                                                        int reorder, MPI_Comm *newcomm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_create(MPI_Comm comm, int nnodes, const int index[],
-                                                   const int edges[], int reorder,
-                                                   MPI_Comm *newcomm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_graph_map(MPI_Comm comm, int nnodes, const int index[],
-                                                const int edges[], int *newrank);
+/*
+ * The function behind every C binding of the shim: mpitopo__shim_<call>,
+ * with the arguments and the result of MPI_<Call>, hidden, shared by the
+ * C and the Fortran bindings. The bindings, and these declarations, are
+ * generated from src/pmpi/bindings.def at build time
+ * (scripts/gen_bindings.py); the functions are written in shim.c (topology
+ * constructors and maps; MPI_Comm_set_info and MPI_Comm_dup_with_info:
+ * MPI's own, then mpitopo_comm_set_info, so that mpitopo's keys survive on
+ * MPICH), shim_neighbor.c (the neighbourhood collectives: routed to
+ * mpitopo and counted, or MPI's own; nonblocking and persistent ones stay
+ * MPI's own while a Fortran binding is passing the call to MPI),
+ * shim_requests.c (the completion, start and free calls: routed requests
+ * completed by the shim, the others by PMPI), shim_coll.c (MPI_Allgather,
+ * MPI_Bcast, MPI_Gather, MPI_Allreduce and their MPI_I* forms, as the
+ * neighbourhood collectives) and shim_watch.c (MPI_Comm_free).
+ */
+#include "pmpi/gen/shim_decls.h"
 
 /* The guard of renumbering on request (shim_watch.c): watch comm, made by
  * func from old with mpitopo's numbering; MPI_Comm_free then warns when no
  * process communicated on it. */
 MPITOPO_SHIM_HIDDEN void mpitopo__shim_watch(const char *func, MPI_Comm old, MPI_Comm comm);
 
-/* MPI_Comm_set_info and MPI_Comm_dup_with_info: MPI's own, then
- * mpitopo_comm_set_info (mpitopo's keys survive on MPICH). */
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_comm_set_info(MPI_Comm comm, MPI_Info info);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_comm_dup_with_info(MPI_Comm comm, MPI_Info info,
-                                                         MPI_Comm *newcomm);
-
 /* Whether a neighbourhood collective on comm goes to mpitopo
  * (MPITOPO_NEIGHBOR, MPITOPO_DISABLE; comm an intracommunicator with a
  * topology). Local. */
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_takes(const char *func, MPI_Comm comm);
-
-/* The neighbourhood collectives as the C bindings run them (routed to
- * mpitopo and counted, or MPI's own; nonblocking and persistent ones stay
- * MPI's own while a Fortran binding is passing the call to MPI), one per
- * operation of coll/nbr_ops.h and form: mpitopo__shim_neighbor_OP,
- * _ineighbor_OP and (MPI-4) _neighbor_OP_init, with the arguments of
- * MPI_Neighbor_OP, MPI_Ineighbor_OP and MPI_Neighbor_OP_init; shared with
- * the Fortran bindings. */
-#define MPITOPO_SHIM_NBR_DECLS(op, OP, params, args, fparams, fargs)                            \
-    MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_##op(MPITOPO_NBR_UNPAREN params);           \
-    MPITOPO_SHIM_HIDDEN int mpitopo__shim_ineighbor_##op(MPITOPO_NBR_UNPAREN params,           \
-                                                         MPI_Request *request);                 \
-    MPITOPO_SHIM_NBR_INIT_DECL(op, params)
-#if MPI_VERSION >= 4
-#define MPITOPO_SHIM_NBR_INIT_DECL(op, params)                                                  \
-    MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_##op##_init(                                 \
-        MPITOPO_NBR_UNPAREN params, MPI_Info info, MPI_Request *request);
-#else
-#define MPITOPO_SHIM_NBR_INIT_DECL(op, params)
-#endif
-MPITOPO_NBR_OPS(MPITOPO_SHIM_NBR_DECLS)
 
 /* The MPI error code for mpitopo's result rc (MPI codes as they are). */
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_neighbor_code(int rc);
@@ -104,32 +72,6 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_give(const char *func, MPI_Comm co
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_requests_live(void);
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_ours(MPI_Request request);
 
-/* shim_requests.c: the completion, start and free calls as the C bindings
- * run them (routed requests completed by the shim, the others by PMPI);
- * shared with the Fortran bindings. Same arguments and results as MPI_X. */
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_wait(MPI_Request *request, MPI_Status *status);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_test(MPI_Request *request, int *flag, MPI_Status *status);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_get_status(MPI_Request request, int *flag,
-                                                         MPI_Status *status);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_waitall(int count, MPI_Request requests[],
-                                              MPI_Status statuses[]);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_testall(int count, MPI_Request requests[], int *flag,
-                                              MPI_Status statuses[]);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_waitany(int count, MPI_Request requests[], int *index,
-                                              MPI_Status *status);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_testany(int count, MPI_Request requests[], int *index,
-                                              int *flag, MPI_Status *status);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_waitsome(int incount, MPI_Request requests[],
-                                               int *outcount, int indices[],
-                                               MPI_Status statuses[]);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_testsome(int incount, MPI_Request requests[],
-                                               int *outcount, int indices[],
-                                               MPI_Status statuses[]);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_request_free(MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_cancel(MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_start(MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_startall(int count, MPI_Request requests[]);
-
 /* Report an error the shim itself found (e.g. out of memory converting
  * Fortran arrays) through comm's error handler; returns mpi_class. */
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_raise(const char *func, MPI_Comm comm, int mpi_class,
@@ -142,36 +84,6 @@ MPITOPO_SHIM_HIDDEN int mpitopo__shim_raise(const char *func, MPI_Comm comm, int
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_coll_enabled(void);
 MPITOPO_SHIM_HIDDEN int mpitopo__shim_coll_takes(int which, MPI_Comm comm, MPI_Datatype sendtype,
                                                  MPI_Datatype recvtype, MPI_Op op);
-
-/* shim_coll.c: MPI_Allgather, MPI_Bcast, MPI_Gather, MPI_Allreduce and
- * their MPI_I* forms as the C bindings run them (routed to mpitopo and
- * counted, or MPI's own; the nonblocking ones stay MPI's own while a
- * Fortran binding passes the call to MPI); shared with the Fortran
- * bindings. Same arguments and results as the MPI functions. */
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_allgather(const void *sendbuf, int sendcount,
-                                                MPI_Datatype sendtype, void *recvbuf,
-                                                int recvcount, MPI_Datatype recvtype,
-                                                MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_iallgather(const void *sendbuf, int sendcount,
-                                                 MPI_Datatype sendtype, void *recvbuf,
-                                                 int recvcount, MPI_Datatype recvtype,
-                                                 MPI_Comm comm, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_bcast(void *buffer, int count, MPI_Datatype datatype,
-                                            int root, MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_ibcast(void *buffer, int count, MPI_Datatype datatype,
-                                             int root, MPI_Comm comm, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_gather(const void *sendbuf, int sendcount,
-                                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                             MPI_Datatype recvtype, int root, MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_igather(const void *sendbuf, int sendcount,
-                                              MPI_Datatype sendtype, void *recvbuf,
-                                              int recvcount, MPI_Datatype recvtype, int root,
-                                              MPI_Comm comm, MPI_Request *request);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_allreduce(const void *sendbuf, void *recvbuf, int count,
-                                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-MPITOPO_SHIM_HIDDEN int mpitopo__shim_iallreduce(const void *sendbuf, void *recvbuf, int count,
-                                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                                 MPI_Request *request);
 
 /* Exported (documented in doc/user-guide.md): how many of MPI_Allgather, MPI_Bcast,
  * MPI_Gather, MPI_Allreduce and their nonblocking forms this process has

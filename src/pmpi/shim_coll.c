@@ -30,7 +30,8 @@
  *
  * mpitopo_shim_coll_calls() (exported, declared in shim.h) counts the
  * calls routed to mpitopo, so that a test can tell interception happened.
- * The Fortran bindings of mpif.h and `use mpi` (shim_fortran.c) call the
+ * The C bindings and those of mpif.h and `use mpi` (generated from
+ * bindings.def; the Fortran converters are in shim_fortran.c) call the
  * mpitopo__shim_* functions below.
  */
 #include <mpi.h>
@@ -129,13 +130,6 @@ int mpitopo__shim_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                                     comm));
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mpitopo__shim_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                   comm);
-}
-
 int mpitopo__shim_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
@@ -150,24 +144,12 @@ int mpitopo__shim_iallgather(const void *sendbuf, int sendcount, MPI_Datatype se
     return mpitopo__shim_request_give("MPI_Iallgather", comm, rc, m, 0, request);
 }
 
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return mpitopo__shim_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, request);
-}
-
 /* MPI_Bcast */
 int mpitopo__shim_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     if (!mpitopo__shim_coll_takes(MPITOPO_COLL_OP_BCAST, comm, datatype, datatype, MPI_OP_NULL))
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     return result("MPI_Bcast", comm, mpitopo_bcast(buffer, count, datatype, root, comm));
-}
-
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return mpitopo__shim_bcast(buffer, count, datatype, root, comm);
 }
 
 int mpitopo__shim_ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
@@ -178,12 +160,6 @@ int mpitopo__shim_ibcast(void *buffer, int count, MPI_Datatype datatype, int roo
     mpitopo_request_t m = MPITOPO_REQUEST_NULL;
     int rc = mpitopo_ibcast(buffer, count, datatype, root, comm, &m);
     return mpitopo__shim_request_give("MPI_Ibcast", comm, rc, m, 0, request);
-}
-
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return mpitopo__shim_ibcast(buffer, count, datatype, root, comm, request);
 }
 
 /* MPI_Gather */
@@ -199,13 +175,6 @@ int mpitopo__shim_gather(const void *sendbuf, int sendcount, MPI_Datatype sendty
     return result("MPI_Gather", comm,
                   mpitopo_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                  comm));
-}
-
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return mpitopo__shim_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                                comm);
 }
 
 int mpitopo__shim_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -224,14 +193,6 @@ int mpitopo__shim_igather(const void *sendbuf, int sendcount, MPI_Datatype sendt
     return mpitopo__shim_request_give("MPI_Igather", comm, rc, m, 0, request);
 }
 
-int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                MPI_Request *request)
-{
-    return mpitopo__shim_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                                 comm, request);
-}
-
 /* MPI_Allreduce */
 int mpitopo__shim_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm)
@@ -240,12 +201,6 @@ int mpitopo__shim_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     return result("MPI_Allreduce", comm,
                   mpitopo_allreduce(sendbuf, recvbuf, count, datatype, op, comm));
-}
-
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm)
-{
-    return mpitopo__shim_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int mpitopo__shim_iallreduce(const void *sendbuf, void *recvbuf, int count,
@@ -257,10 +212,4 @@ int mpitopo__shim_iallreduce(const void *sendbuf, void *recvbuf, int count,
     mpitopo_request_t m = MPITOPO_REQUEST_NULL;
     int rc = mpitopo_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &m);
     return mpitopo__shim_request_give("MPI_Iallreduce", comm, rc, m, 0, request);
-}
-
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return mpitopo__shim_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }

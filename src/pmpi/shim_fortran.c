@@ -1,11 +1,17 @@
 /*
  * libmpitopo_shim, Fortran bindings of MPI_Cart_create, MPI_Cart_map,
  * MPI_Dims_create, MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create,
- * MPI_Graph_create and MPI_Graph_map. They do what the C bindings of shim.c
- * do. The neighbourhood collectives of mpif.h and `use mpi` are routed
- * too, blocking, nonblocking and persistent, with the calls that complete,
+ * MPI_Graph_create and MPI_Graph_map. They do what the C bindings do. The
+ * neighbourhood collectives of mpif.h and `use mpi` are routed too,
+ * blocking, nonblocking and persistent, with the calls that complete,
  * start and free their requests; mpi_f08's stay MPI's own (the section
- * "Neighbourhood collectives" at the end says why).
+ * "Neighbourhood collectives" below says why).
+ *
+ * This file holds the converters f_<call>: Fortran handles, LOGICALs,
+ * arrays and special addresses in, the shim's mpitopo__shim_<call> run (or
+ * the MPI's own subroutine `next`), the results out. The subroutines
+ * themselves, every mangling, are generated from bindings.def (its
+ * `fortran` lines name the converter each calls) and included at the end.
  *
  * What a Fortran program calls, and what is covered (Open MPI 4.1 and
  * MPICH 4.0 as built by Debian 12, gfortran 12; found with nm -D and
@@ -354,77 +360,6 @@ static void f_graph_map(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_F
     f_set(ierr, rc);
 }
 
-/* Every name a Fortran compiler may give the subroutines. Each
- * wrapper is declared first for -Wmissing-prototypes. */
-#define SHIM_F_NAMES(X, lower, upper) X(lower##_) X(lower##__) X(lower) X(upper) X(lower##_f08_)
-
-#define CART_CREATE(name)                                                                      \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,          \
-              MPI_Fint *);                                                                     \
-    void name(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods,              \
-              MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)                            \
-    {                                                                                          \
-        f_cart_create(comm, ndims, dims, periods, reorder, newcomm, ierr);                     \
-    }
-#define CART_MAP(name)                                                                         \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);         \
-    void name(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods,              \
-              MPI_Fint *newrank, MPI_Fint *ierr)                                               \
-    {                                                                                          \
-        f_cart_map(comm, ndims, dims, periods, newrank, ierr);                                 \
-    }
-#define DIMS_CREATE(name)                                                                      \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(MPI_Fint *nnodes, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierr)               \
-    {                                                                                          \
-        f_dims_create(nnodes, ndims, dims, ierr);                                              \
-    }
-
-SHIM_F_NAMES(CART_CREATE, mpi_cart_create, MPI_CART_CREATE)
-SHIM_F_NAMES(CART_MAP, mpi_cart_map, MPI_CART_MAP)
-SHIM_F_NAMES(DIMS_CREATE, mpi_dims_create, MPI_DIMS_CREATE)
-#define DIST_GRAPH_CREATE_ADJACENT(name)                                                       \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,          \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
-    void name(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights,  \
-              MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights,              \
-              MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)            \
-    {                                                                                          \
-        f_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,        \
-                                     destinations, destweights, info, reorder, newcomm, ierr); \
-    }
-#define DIST_GRAPH_CREATE(name)                                                                \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,          \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees,               \
-              MPI_Fint *destinations, MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder,    \
-              MPI_Fint *newcomm, MPI_Fint *ierr)                                               \
-    {                                                                                          \
-        f_dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder,   \
-                            newcomm, ierr);                                                    \
-    }
-#define GRAPH_CREATE(name)                                                                     \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,          \
-              MPI_Fint *);                                                                     \
-    void name(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,              \
-              MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)                            \
-    {                                                                                          \
-        f_graph_create(comm, nnodes, index, edges, reorder, newcomm, ierr);                    \
-    }
-#define GRAPH_MAP(name)                                                                        \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);         \
-    void name(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,              \
-              MPI_Fint *newrank, MPI_Fint *ierr)                                               \
-    {                                                                                          \
-        f_graph_map(comm, nnodes, index, edges, newrank, ierr);                                \
-    }
-
-SHIM_F_NAMES(DIST_GRAPH_CREATE_ADJACENT, mpi_dist_graph_create_adjacent,
-             MPI_DIST_GRAPH_CREATE_ADJACENT)
-SHIM_F_NAMES(DIST_GRAPH_CREATE, mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE)
-SHIM_F_NAMES(GRAPH_CREATE, mpi_graph_create, MPI_GRAPH_CREATE)
-SHIM_F_NAMES(GRAPH_MAP, mpi_graph_map, MPI_GRAPH_MAP)
-
 /* MPI_Comm_set_info and MPI_Comm_dup_with_info: MPI's own, then mpitopo's
  * keys kept where every MPI keeps them (shim.c). */
 static void f_comm_set_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr)
@@ -440,22 +375,6 @@ static void f_comm_dup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newco
         *newcomm = PMPI_Comm_c2f(cnew);
     f_set(ierr, rc);
 }
-
-#define COMM_SET_INFO(name)                                                                    \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *ierr)                                  \
-    {                                                                                          \
-        f_comm_set_info(comm, info, ierr);                                                     \
-    }
-#define COMM_DUP_WITH_INFO(name)                                                               \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)               \
-    {                                                                                          \
-        f_comm_dup_with_info(comm, info, newcomm, ierr);                                       \
-    }
-
-SHIM_F_NAMES(COMM_SET_INFO, mpi_comm_set_info, MPI_COMM_SET_INFO)
-SHIM_F_NAMES(COMM_DUP_WITH_INFO, mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO)
 
 /*
  * Neighbourhood collectives (MPITOPO_NEIGHBOR; see shim_neighbor.c).
@@ -781,47 +700,6 @@ static void f_neighbor_alltoallw(void *next, void *sb, MPI_Fint *scs, MPI_Aint *
     f_give(request, r, code, ierr);
 }
 
-/* The four manglings; not the f08 one (see above). */
-#define SHIM_F77_NAMES(X, lower, upper) X(lower##_) X(lower##__) X(lower) X(upper)
-#define F_NEXT(name)                                                                           \
-    static void *volatile next_;                                                               \
-    void *next = f_next(&next_, #name)
-
-/*
- * The Fortran subroutines of the operations (coll/nbr_ops.h), every
- * mangling of the three forms: blocking (no info, no request),
- * nonblocking (a request) and (MPI-4) persistent (an info and a request),
- * ierror last, each calling the operation's converter above.
- */
-#define P MPITOPO_NBR_UNPAREN
-#define F_NBR_SUB(name, op, fparams, fargs, extra, info, request)                               \
-    void name(P fparams, P extra MPI_Fint *ierr);                                              \
-    void name(P fparams, P extra MPI_Fint *ierr)                                               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_neighbor_##op(next, P fargs, info, request, ierr);                                   \
-    }
-#define F_NBR_MANGLED(lower, upper, ...)                                                        \
-    F_NBR_SUB(lower##_, __VA_ARGS__)                                                           \
-    F_NBR_SUB(lower##__, __VA_ARGS__)                                                          \
-    F_NBR_SUB(lower, __VA_ARGS__)                                                              \
-    F_NBR_SUB(upper, __VA_ARGS__)
-#if MPI_VERSION >= 4
-#define F_NBR_INIT(op, OP, fparams, fargs)                                                      \
-    F_NBR_MANGLED(mpi_neighbor_##op##_init, MPI_NEIGHBOR_##OP##_INIT, op, fparams, fargs,      \
-                  (MPI_Fint * info, MPI_Fint * request, ), info, request)
-#else
-#define F_NBR_INIT(op, OP, fparams, fargs)
-#endif
-#define F_NBR_FORMS(op, OP, params, args, fparams, fargs)                                       \
-    F_NBR_MANGLED(mpi_neighbor_##op, MPI_NEIGHBOR_##OP, op, fparams, fargs, (), NULL, NULL)    \
-    F_NBR_MANGLED(mpi_ineighbor_##op, MPI_INEIGHBOR_##OP, op, fparams, fargs,                  \
-                  (MPI_Fint * request, ), NULL, request)                                       \
-    F_NBR_INIT(op, OP, fparams, fargs)
-
-MPITOPO_NBR_OPS(F_NBR_FORMS)
-#undef P
-
 /*
  * Completion, start and free of requests (MPI_WAIT, MPI_TEST, MPI_WAITALL,
  * MPI_TESTALL, MPI_WAITANY, MPI_TESTANY, MPI_WAITSOME, MPI_TESTSOME,
@@ -1139,100 +1017,6 @@ static void f_some(int wait, void *next, MPI_Fint *incount, MPI_Fint *requests,
     f_set(ierr, rc);
 }
 
-#define F_WAIT(name)                                                                           \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)                             \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_wait(next, request, status, ierr);                                                   \
-    }
-#define F_TEST(name)                                                                           \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)             \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_test(next, request, flag, status, ierr);                                             \
-    }
-#define F_REQUEST_GET_STATUS(name)                                                             \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)             \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_request_get_status(next, request, flag, status, ierr);                               \
-    }
-#define F_REQUEST_OP(name, kind)                                                               \
-    void name(MPI_Fint *, MPI_Fint *);                                                         \
-    void name(MPI_Fint *request, MPI_Fint *ierr)                                               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_request_op(kind, next, request, ierr);                                               \
-    }
-#define F_START(name) F_REQUEST_OP(name, 0)
-#define F_REQUEST_FREE(name) F_REQUEST_OP(name, 1)
-#define F_CANCEL(name) F_REQUEST_OP(name, 2)
-#define F_STARTALL(name)                                                                       \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)                             \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_startall(next, count, requests, ierr);                                               \
-    }
-#define F_WAITALL(name)                                                                        \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                                 \
-    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)         \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_waitall(next, count, requests, statuses, ierr);                                      \
-    }
-#define F_TESTALL(name)                                                                        \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
-    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses,         \
-              MPI_Fint *ierr)                                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_testall(next, count, requests, flag, statuses, ierr);                                \
-    }
-#define F_WAITANY(name)                                                                        \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);                     \
-    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,          \
-              MPI_Fint *ierr)                                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_anyone(next, count, requests, index, NULL, status, ierr);                            \
-    }
-#define F_TESTANY(name)                                                                        \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);         \
-    void name(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,            \
-              MPI_Fint *status, MPI_Fint *ierr)                                                \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_anyone(next, count, requests, index, flag, status, ierr);                            \
-    }
-#define F_SOME(name, wait)                                                                     \
-    void name(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);         \
-    void name(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,    \
-              MPI_Fint *statuses, MPI_Fint *ierr)                                              \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_some(wait, next, incount, requests, outcount, indices, statuses, ierr);              \
-    }
-#define F_WAITSOME(name) F_SOME(name, 1)
-#define F_TESTSOME(name) F_SOME(name, 0)
-
-SHIM_F77_NAMES(F_WAIT, mpi_wait, MPI_WAIT)
-SHIM_F77_NAMES(F_TEST, mpi_test, MPI_TEST)
-SHIM_F77_NAMES(F_REQUEST_GET_STATUS, mpi_request_get_status, MPI_REQUEST_GET_STATUS)
-SHIM_F77_NAMES(F_START, mpi_start, MPI_START)
-SHIM_F77_NAMES(F_STARTALL, mpi_startall, MPI_STARTALL)
-SHIM_F77_NAMES(F_REQUEST_FREE, mpi_request_free, MPI_REQUEST_FREE)
-SHIM_F77_NAMES(F_CANCEL, mpi_cancel, MPI_CANCEL)
-SHIM_F77_NAMES(F_WAITALL, mpi_waitall, MPI_WAITALL)
-SHIM_F77_NAMES(F_TESTALL, mpi_testall, MPI_TESTALL)
-SHIM_F77_NAMES(F_WAITANY, mpi_waitany, MPI_WAITANY)
-SHIM_F77_NAMES(F_TESTANY, mpi_testany, MPI_TESTANY)
-SHIM_F77_NAMES(F_WAITSOME, mpi_waitsome, MPI_WAITSOME)
-SHIM_F77_NAMES(F_TESTSOME, mpi_testsome, MPI_TESTSOME)
-
 /*
  * Collectives on reordered communicators (MPITOPO_COLL; see shim_coll.c):
  * MPI_ALLGATHER, MPI_BCAST, MPI_GATHER, MPI_ALLREDUCE and their
@@ -1365,80 +1149,6 @@ static void f_allreduce(void *next, void *sb, void *rb, MPI_Fint *count, MPI_Fin
     f_give(request, q, code, ierr);
 }
 
-#define F_ALLGATHER_SUB(name)                                                                  \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *);                                                                     \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_allgather(next, sb, sc, st, rb, rc, rt, comm, NULL, ierr);                           \
-    }
-#define F_IALLGATHER_SUB(name)                                                                 \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *);                                                         \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_allgather(next, sb, sc, st, rb, rc, rt, comm, request, ierr);                        \
-    }
-#define F_BCAST_SUB(name)                                                                      \
-    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);             \
-    void name(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,      \
-              MPI_Fint *ierr)                                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_bcast(next, buf, count, type, root, comm, NULL, ierr);                               \
-    }
-#define F_IBCAST_SUB(name)                                                                     \
-    void name(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *); \
-    void name(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,      \
-              MPI_Fint *request, MPI_Fint *ierr)                                               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_bcast(next, buf, count, type, root, comm, request, ierr);                            \
-    }
-#define F_GATHER_SUB(name)                                                                     \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *);                                                         \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_gather(next, sb, sc, st, rb, rc, rt, root, comm, NULL, ierr);                        \
-    }
-#define F_IGATHER_SUB(name)                                                                    \
-    void name(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *, MPI_Fint *, MPI_Fint *);                                             \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,      \
-              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_gather(next, sb, sc, st, rb, rc, rt, root, comm, request, ierr);                     \
-    }
-#define F_ALLREDUCE_SUB(name)                                                                  \
-    void name(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);     \
-    void name(void *sb, void *rb, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,               \
-              MPI_Fint *comm, MPI_Fint *ierr)                                                  \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_allreduce(next, sb, rb, count, type, op, comm, NULL, ierr);                          \
-    }
-#define F_IALLREDUCE_SUB(name)                                                                 \
-    void name(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,      \
-              MPI_Fint *);                                                                     \
-    void name(void *sb, void *rb, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,               \
-              MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
-    {                                                                                          \
-        F_NEXT(name);                                                                          \
-        f_allreduce(next, sb, rb, count, type, op, comm, request, ierr);                       \
-    }
-SHIM_F77_NAMES(F_ALLGATHER_SUB, mpi_allgather, MPI_ALLGATHER)
-SHIM_F77_NAMES(F_IALLGATHER_SUB, mpi_iallgather, MPI_IALLGATHER)
-SHIM_F77_NAMES(F_BCAST_SUB, mpi_bcast, MPI_BCAST)
-SHIM_F77_NAMES(F_IBCAST_SUB, mpi_ibcast, MPI_IBCAST)
-SHIM_F77_NAMES(F_GATHER_SUB, mpi_gather, MPI_GATHER)
-SHIM_F77_NAMES(F_IGATHER_SUB, mpi_igather, MPI_IGATHER)
-SHIM_F77_NAMES(F_ALLREDUCE_SUB, mpi_allreduce, MPI_ALLREDUCE)
-SHIM_F77_NAMES(F_IALLREDUCE_SUB, mpi_iallreduce, MPI_IALLREDUCE)
+/* The Fortran subroutines, every mangling, each calling its converter
+ * above: generated from bindings.def (the `fortran` lines) at build time. */
+#include "pmpi/gen/shim_fortran_bindings.c"

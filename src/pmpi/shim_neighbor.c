@@ -33,7 +33,6 @@
 
 #include <stdatomic.h>
 
-#include "coll/neighbor/nbr_ops.h"
 #include "pmpi/shim.h"
 #include "pmpi/trace/trace.h"
 
@@ -124,60 +123,257 @@ static void trace_alltoallw(const void *sendbuf, const int sendcounts[], const M
 }
 
 /*
- * The C bindings of the operations (coll/nbr_ops.h): for each form an
- * mpitopo__shim_ function (the Fortran bindings call it too) and the
- * MPI_ name that calls it. Nonblocking and persistent: the request handed
- * out is made by mpitopo__shim_request_give.
+ * The three forms of each operation, as their C bindings (and the Fortran
+ * ones, through the converters of shim_fortran.c) run them; the bindings
+ * are generated from bindings.def. Nonblocking and persistent: the request
+ * handed out is made by mpitopo__shim_request_give.
  */
-#define P MPITOPO_NBR_UNPAREN
-#define C_BINDINGS(op, OP, params, args, fparams, fargs)                                       \
-    int mpitopo__shim_neighbor_##op(P params)                                                  \
-    {                                                                                          \
-        static const char func[] = "MPI_Neighbor_" #op;                                        \
-        trace_##op(P args);                                                                    \
-        if (!takes(func, comm))                                                                \
-            return PMPI_Neighbor_##op(P args);                                                 \
-        return result(func, comm, mpitopo_neighbor_##op(P args));                              \
-    }                                                                                          \
-    int MPI_Neighbor_##op(P params)                                                            \
-    {                                                                                          \
-        return mpitopo__shim_neighbor_##op(P args);                                            \
-    }                                                                                          \
-    int mpitopo__shim_ineighbor_##op(P params, MPI_Request *request)                           \
-    {                                                                                          \
-        static const char func[] = "MPI_Ineighbor_" #op;                                       \
-        trace_##op(P args);                                                                    \
-        if (!takes_request(func, comm))                                                        \
-            return PMPI_Ineighbor_##op(P args, request);                                       \
-        mpitopo_request_t m = MPITOPO_REQUEST_NULL;                                            \
-        int rc = mpitopo_ineighbor_##op(P args, &m);                                           \
-        return mpitopo__shim_request_give(func, comm, rc, m, 0, request);                      \
-    }                                                                                          \
-    int MPI_Ineighbor_##op(P params, MPI_Request *request)                                     \
-    {                                                                                          \
-        return mpitopo__shim_ineighbor_##op(P args, request);                                  \
-    }                                                                                          \
-    PERSISTENT_BINDINGS(op, params, args)
+
+/* MPI_Neighbor_allgather */
+int mpitopo__shim_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm)
+{
+    static const char func[] = "MPI_Neighbor_allgather";
+    trace_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!takes(func, comm))
+        return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       comm);
+    return result(func, comm,
+                  mpitopo_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm));
+}
+
+int mpitopo__shim_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_allgather";
+    trace_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                         recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
 
 #if MPI_VERSION >= 4
-/* Persistent (MPI-4). */
-#define PERSISTENT_BINDINGS(op, params, args)                                                  \
-    int mpitopo__shim_neighbor_##op##_init(P params, MPI_Info info, MPI_Request *request)      \
-    {                                                                                          \
-        static const char func[] = "MPI_Neighbor_" #op "_init";                                \
-        if (!takes_request(func, comm))                                                        \
-            return PMPI_Neighbor_##op##_init(P args, info, request);                           \
-        mpitopo_request_t m = MPITOPO_REQUEST_NULL;                                            \
-        int rc = mpitopo_neighbor_##op##_init(P args, info, &m);                               \
-        return mpitopo__shim_request_give(func, comm, rc, m, 1, request);                      \
-    }                                                                                          \
-    int MPI_Neighbor_##op##_init(P params, MPI_Info info, MPI_Request *request)                \
-    {                                                                                          \
-        return mpitopo__shim_neighbor_##op##_init(P args, info, request);                      \
-    }
-#else
-#define PERSISTENT_BINDINGS(op, params, args)
+int mpitopo__shim_neighbor_allgather_init(const void *sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                          MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_allgather_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
 #endif
 
-MPITOPO_NBR_OPS(C_BINDINGS)
-#undef P
+/* MPI_Neighbor_allgatherv */
+int mpitopo__shim_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[], const int displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static const char func[] = "MPI_Neighbor_allgatherv";
+    trace_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (!takes(func, comm))
+        return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        recvtype, comm);
+    return result(func, comm,
+                  mpitopo_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                              displs, recvtype, comm));
+}
+
+int mpitopo__shim_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, const int recvcounts[], const int displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_allgatherv";
+    trace_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                         displs, recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                          displs, recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+#if MPI_VERSION >= 4
+int mpitopo__shim_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf,
+                                           const int recvcounts[], const int displs[],
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                           MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_allgatherv_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                             displs, recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                              displs, recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+#endif
+
+/* MPI_Neighbor_alltoall */
+int mpitopo__shim_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm)
+{
+    static const char func[] = "MPI_Neighbor_alltoall";
+    trace_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!takes(func, comm))
+        return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm);
+    return result(func, comm,
+                  mpitopo_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm));
+}
+
+int mpitopo__shim_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_alltoall";
+    trace_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+#if MPI_VERSION >= 4
+int mpitopo__shim_neighbor_alltoall_init(const void *sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_alltoall_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+#endif
+
+/* MPI_Neighbor_alltoallv */
+int mpitopo__shim_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static const char func[] = "MPI_Neighbor_alltoallv";
+    trace_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                    recvtype, comm);
+    if (!takes(func, comm))
+        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm);
+    return result(func, comm,
+                  mpitopo_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                             recvcounts, rdispls, recvtype, comm));
+}
+
+int mpitopo__shim_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_alltoallv";
+    trace_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                    recvtype, comm);
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+#if MPI_VERSION >= 4
+int mpitopo__shim_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype,
+                                          void *recvbuf, const int recvcounts[],
+                                          const int rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_alltoallv_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                             recvcounts, rdispls, recvtype, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+#endif
+
+/* MPI_Neighbor_alltoallw */
+int mpitopo__shim_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const int recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm)
+{
+    static const char func[] = "MPI_Neighbor_alltoallw";
+    trace_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                    recvtypes, comm);
+    if (!takes(func, comm))
+        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                       recvcounts, rdispls, recvtypes, comm);
+    return result(func, comm,
+                  mpitopo_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                             recvcounts, rdispls, recvtypes, comm));
+}
+
+int mpitopo__shim_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                      void *recvbuf, const int recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    static const char func[] = "MPI_Ineighbor_alltoallw";
+    trace_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                    recvtypes, comm);
+    if (!takes_request(func, comm))
+        return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                        recvcounts, rdispls, recvtypes, comm, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes, comm, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 0, request);
+}
+
+#if MPI_VERSION >= 4
+int mpitopo__shim_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                          const MPI_Aint sdispls[],
+                                          const MPI_Datatype sendtypes[], void *recvbuf,
+                                          const int recvcounts[], const MPI_Aint rdispls[],
+                                          const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                          MPI_Info info, MPI_Request *request)
+{
+    static const char func[] = "MPI_Neighbor_alltoallw_init";
+    if (!takes_request(func, comm))
+        return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                            recvcounts, rdispls, recvtypes, comm, info, request);
+    mpitopo_request_t m = MPITOPO_REQUEST_NULL;
+    int rc = mpitopo_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                             recvcounts, rdispls, recvtypes, comm, info, &m);
+    return mpitopo__shim_request_give(func, comm, rc, m, 1, request);
+}
+#endif

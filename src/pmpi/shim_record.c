@@ -1,5 +1,7 @@
 /*
- * libmpitopo_shim: MPI_Finalize, and the recording run of `mpitopo run`.
+ * libmpitopo_shim: the recording run of `mpitopo run`, at MPI_Finalize (the
+ * tracer's binding, compiled into the shim: mpitopo__trace_finalize calls
+ * mpitopo__shim_record_placement).
  *
  * When MPITOPO_RUN_RECORD=PATH is set (by `mpitopo run`, never by hand),
  * the tracer compiled into the shim has counted what every process sent
@@ -30,12 +32,6 @@
 #include "core/env.h"
 #include "pmpi/shim.h"
 #include "pmpi/trace/trace.h"
-
-int MPI_Finalize(void)
-{
-    mpitopo__trace_finalize();
-    return PMPI_Finalize();
-}
 
 enum { NAME = MPI_MAX_PROCESSOR_NAME };
 

@@ -20,8 +20,9 @@
  *   MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Waitsome, MPI_Test,
  *   MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Request_get_status,
  *   MPI_Request_free, MPI_Start, MPI_Startall, MPI_Cancel
- * (their code is in mpitopo__shim_wait, ..., which the Fortran bindings
- * of shim_fortran.c call with converted handles).
+ * (their code is in mpitopo__shim_wait, ..., which their C bindings call,
+ * and their Fortran bindings with handles converted by shim_fortran.c; the
+ * bindings are generated from bindings.def).
  * For a handle in the table the schedule is completed (or tested) first,
  * and only then does the PMPI call complete the handle itself, so the
  * program sees MPI's semantics: a nonblocking handle becomes
@@ -717,74 +718,4 @@ int mpitopo__shim_startall(int count, MPI_Request requests[])
         free(ms);
     mixed_free(&m);
     return rc;
-}
-
-/* The C bindings; the Fortran ones (shim_fortran.c) call the same
- * functions for arrays that hold a routed request. */
-
-int MPI_Wait(MPI_Request *request, MPI_Status *status)
-{
-    return mpitopo__shim_wait(request, status);
-}
-
-int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    return mpitopo__shim_test(request, flag, status);
-}
-
-int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
-{
-    return mpitopo__shim_request_get_status(request, flag, status);
-}
-
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
-{
-    return mpitopo__shim_waitall(count, requests, statuses);
-}
-
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
-{
-    return mpitopo__shim_testall(count, requests, flag, statuses);
-}
-
-int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
-{
-    return mpitopo__shim_waitany(count, requests, index, status);
-}
-
-int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
-{
-    return mpitopo__shim_testany(count, requests, index, flag, status);
-}
-
-int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
-{
-    return mpitopo__shim_waitsome(incount, requests, outcount, indices, statuses);
-}
-
-int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
-{
-    return mpitopo__shim_testsome(incount, requests, outcount, indices, statuses);
-}
-
-int MPI_Request_free(MPI_Request *request)
-{
-    return mpitopo__shim_request_free(request);
-}
-
-int MPI_Cancel(MPI_Request *request)
-{
-    return mpitopo__shim_cancel(request);
-}
-
-int MPI_Start(MPI_Request *request)
-{
-    return mpitopo__shim_start(request);
-}
-
-int MPI_Startall(int count, MPI_Request requests[])
-{
-    return mpitopo__shim_startall(count, requests);
 }

@@ -17,11 +17,14 @@
  *
  * "Communication on it", as the shim sees it: a send (the tracer's
  * point-to-point bindings, compiled into the shim), a neighbourhood or
- * global collective of the shim's own bindings, the collectives below, a
+ * global collective of the shim's own bindings, MPI_Barrier, MPI_Reduce,
+ * MPI_Alltoall, MPI_Alltoallv, MPI_Allgatherv, MPI_Scatter, a
  * communicator derived from it (MPI_Comm_dup, MPI_Comm_split,
  * MPI_Cart_sub: the program uses the new numbering through it), and
  * MPI_Comm_group. A process that only receives is covered by the
- * reduction: its partner sent. C bindings only.
+ * reduction: its partner sent. C bindings only, generated from
+ * bindings.def: MPI_Comm_free calls mpitopo__shim_comm_free, the others
+ * (`shim watch` lines) mpitopo__shim_watch_used and then PMPI.
  */
 #include <mpi.h>
 
@@ -113,76 +116,10 @@ static void check_free(MPI_Comm comm)
                 w.func, size);
 }
 
-int MPI_Comm_free(MPI_Comm *comm)
+/* MPI_Comm_free: the agreement and the warning, then MPI's own. */
+int mpitopo__shim_comm_free(MPI_Comm *comm)
 {
     if (comm)
         check_free(*comm);
     return PMPI_Comm_free(comm);
-}
-
-int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Comm_group(comm, group);
-}
-
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Comm_dup(comm, newcomm);
-}
-
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Comm_split(comm, color, key, newcomm);
-}
-
-int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Cart_sub(comm, remain_dims, newcomm);
-}
-
-int MPI_Barrier(MPI_Comm comm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Barrier(comm);
-}
-
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype type, MPI_Op op, int root,
-               MPI_Comm comm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Reduce(sendbuf, recvbuf, count_, type, op, root, comm);
-}
-
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, MPI_Comm comm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                  MPI_Comm comm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                          comm);
-}
-
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-}
-
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    mpitopo__shim_watch_used(comm);
-    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }

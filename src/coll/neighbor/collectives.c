@@ -8,7 +8,6 @@
  * one `side_t` (coll_internal.h).
  */
 #include "coll/coll_internal.h"
-#include "coll/neighbor/nbr_ops.h"
 
 /* How a call runs: the values of `blocking` of the foundation, plus two.
  * FORM_EXCHANGE: blocking, on the linear schedule, with the blocks a
@@ -419,24 +418,135 @@ static int alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdisp
     return run(&s, &r, comm, form, req, info, MPITOPO__OPK_ALLTOALLW, func);
 }
 
-/* The entry points of the operations (coll/nbr_ops.h), three forms each. */
-#define ENTRY_POINTS(op, OP, params, args, fparams, fargs)                                     \
-    int mpitopo_neighbor_##op(MPITOPO_NBR_UNPAREN params)                                      \
-    {                                                                                          \
-        return op(MPITOPO_NBR_UNPAREN args, NULL, FORM_BLOCKING, MPI_INFO_NULL, __func__);     \
-    }                                                                                          \
-    int mpitopo_ineighbor_##op(MPITOPO_NBR_UNPAREN params, mpitopo_request_t *request)         \
-    {                                                                                          \
-        return op(MPITOPO_NBR_UNPAREN args, request, FORM_NONBLOCKING, MPI_INFO_NULL,          \
-                  __func__);                                                                   \
-    }                                                                                          \
-    int mpitopo_neighbor_##op##_init(MPITOPO_NBR_UNPAREN params, MPI_Info info,                \
-                                     mpitopo_request_t *request)                               \
-    {                                                                                          \
-        return op(MPITOPO_NBR_UNPAREN args, request, FORM_PERSISTENT, info, __func__);         \
-    }
-MPITOPO_NBR_OPS(ENTRY_POINTS)
-#undef ENTRY_POINTS
+/* The entry points of the operations, three forms each: blocking,
+ * nonblocking (a request) and persistent (an info and a request). */
+
+int mpitopo_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                     FORM_BLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                mpitopo_request_t *request)
+{
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                     FORM_NONBLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
+{
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                     FORM_PERSISTENT, info, __func__);
+}
+
+int mpitopo_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      NULL, FORM_BLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, mpitopo_request_t *request)
+{
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      request, FORM_NONBLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     mpitopo_request_t *request)
+{
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      request, FORM_PERSISTENT, info, __func__);
+}
+
+int mpitopo_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                    FORM_BLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               mpitopo_request_t *request)
+{
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                    FORM_NONBLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
+{
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                    FORM_PERSISTENT, info, __func__);
+}
+
+int mpitopo_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                     recvtype, comm, NULL, FORM_BLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                mpitopo_request_t *request)
+{
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                     recvtype, comm, request, FORM_NONBLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    mpitopo_request_t *request)
+{
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                     recvtype, comm, request, FORM_PERSISTENT, info, __func__);
+}
+
+int mpitopo_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                     recvtypes, comm, NULL, FORM_BLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                mpitopo_request_t *request)
+{
+    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                     recvtypes, comm, request, FORM_NONBLOCKING, MPI_INFO_NULL, __func__);
+}
+
+int mpitopo_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[],
+                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                    MPI_Comm comm, MPI_Info info, mpitopo_request_t *request)
+{
+    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                     recvtypes, comm, request, FORM_PERSISTENT, info, __func__);
+}
 
 /* The exchanges of "Topological Collectives for MPI-2" (section 2.1) are
  * thin forms of alltoall and alltoallv (FORM_EXCHANGE). */
