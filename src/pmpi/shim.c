@@ -132,7 +132,7 @@ static pthread_once_t bad_reorder_once = PTHREAD_ONCE_INIT;
 /* The schedule names of the library (MPITOPO_NEIGHBOR_SCHEDULES, the list
  * src/coll/neighbor/select.c reads too); the library reads the same
  * variable and runs the schedule it names. */
-static const char *const takes[] = MPITOPO_NEIGHBOR_SCHEDULES;
+static const char *const schedule_names[] = MPITOPO_NEIGHBOR_SCHEDULES;
 
 static void config_read_neighbor(void)
 {
@@ -140,8 +140,8 @@ static void config_read_neighbor(void)
     if (!v || !*v || strcmp(v, "off") == 0)
         return;
     snprintf(config.neighbor_value, sizeof config.neighbor_value, "%s", v);
-    for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)
-        if (strcmp(v, takes[i]) == 0)
+    for (size_t i = 0; i < sizeof schedule_names / sizeof schedule_names[0]; i++)
+        if (strcmp(v, schedule_names[i]) == 0)
             config.neighbor = 1;
     config.bad_neighbor = !config.neighbor;
 }
@@ -211,8 +211,8 @@ static void report_bad_neighbor(void)
 {
     char known[96];
     size_t used = 0;
-    for (size_t i = 0; i < sizeof takes / sizeof takes[0] && used < sizeof known; i++)
-        used += (size_t)snprintf(known + used, sizeof known - used, "%s, ", takes[i]);
+    for (size_t i = 0; i < sizeof schedule_names / sizeof schedule_names[0] && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s, ", schedule_names[i]);
     if (used >= 2 && used < sizeof known)
         known[used - 2] = '\0'; /* the last ", " */
     world_root_says("mpitopo: MPITOPO_NEIGHBOR = \"%s\" is not %s or off; the neighbourhood "
