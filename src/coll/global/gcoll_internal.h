@@ -71,6 +71,9 @@ typedef struct gstate {
     const struct gorder *hier_flat;
     unsigned char logged[64]; /* (op, alg, heuristic, reordered) lines printed */
     struct gtune *tune;       /* measured decisions of auto (gcoll_tune.c) */
+    /* Its release, set with it: the state (gcoll_order.c) frees the tuner
+     * without importing gcoll_tune.c, which imports the orders. */
+    void (*tune_free)(struct gtune *t);
 } gstate_t;
 
 /* The logical view of an order, as the builders use it. */
@@ -200,7 +203,5 @@ int mpitopo__gtune_pick(gstate_t *s, mpitopo__gconf_t *c, int op, long long byte
  * end of a round one allreduce over the communicator, collective).
  * Returns rc, or the error of the reduction. */
 int mpitopo__gtune_record(const gtrial_t *trial, int rc, double seconds, const char *func);
-/* Release a communicator's tuner. */
-void mpitopo__gtune_free(struct gtune *t);
 
 #endif

@@ -85,7 +85,7 @@ void mpitopo__gtune_test_times(double (*times)(int alg, int heur, void *arg), vo
     test_arg = arg;
 }
 
-void mpitopo__gtune_free(struct gtune *t)
+static void gtune_free(struct gtune *t)
 {
     if (t)
         mpitopo__free(t->file);
@@ -325,10 +325,11 @@ static int tune_start(gstate_t *s, const char *func)
     t->nodes = ni->nnodes;
     t->ppn = ni->max_local_size;
     if (mpitopo__explore_path() && (rc = load_file(s, t)) != MPI_SUCCESS) {
-        mpitopo__gtune_free(t);
+        gtune_free(t);
         return mpitopo__mpi_result(func, rc);
     }
     s->tune = t;
+    s->tune_free = gtune_free;
     return MPITOPO_SUCCESS;
 }
 
