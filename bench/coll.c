@@ -56,6 +56,14 @@
  * 1,024 ranks of 64 KiB blocks (64 MiB of receive buffer each) fit in
  * memory; the simulated times do not depend on the data.
  *
+ * tuned (-T): info mpitopo_coll = "auto" with MPITOPO_TUNE on: the library
+ * measures its candidates over the first blocking calls of each size
+ * (src/coll/global/gcoll_tune.c). Before its check and timing, each size's
+ * first 100 calls of tuned run alone, each after a barrier, and the table
+ * of exploration gives their total (max over processes, per call) against
+ * 100 calls of tuned's steady state, and the ratio tuned / the fastest
+ * fixed column of the same run (mpi included).
+ *
  *   mpirun -n 64 coll [-o allgather] [-a rd,ring] [-H rdmh,rmh,bbmh,bgmh,auto]
  *                     [-l block-bunch,block-scatter,cyclic-bunch,cyclic-scatter]
  *                     [-m 1:65536] [-i 100] [-x 10] [-f] [-h]
@@ -89,7 +97,7 @@ typedef struct options {
     int use_heur[NHEURS];
     int use_layout[NLAYOUTS];
     long min, max;
-    int iters, warmup, full, scotch, nocheck;
+    int iters, warmup, full, scotch, nocheck, tuned;
 } options_t;
 
 typedef struct column {
@@ -98,6 +106,7 @@ typedef struct column {
     MPI_Comm comm;
     int rank;          /* this process's rank in comm */
     double first_us;   /* first call (max over ranks): setup + one call */
+    double *first100_us; /* tuned: its first 100 calls of each size (max over ranks each) */
     double *avg, *min, *max; /* per size */
 } column_t;
 
@@ -125,6 +134,8 @@ static void usage(FILE *f)
             "  -f          full statistics: minimum and maximum over processes too\n"
             "  -S          no Scotch column\n"
             "  -N          no result check (SimGrid: shared buffers, for large sizes)\n"
+            "  -T          a column tuned: auto by measurement (MPITOPO_TUNE, issue 31),\n"
+            "              and its exploration cost (its first 100 calls of each size)\n"
             "  -h          this help\n");
 }
 
@@ -141,7 +152,7 @@ static int parse_args(int argc, char **argv, options_t *o)
         o->use_heur[i] = 1;
     for (int i = 0; i < NLAYOUTS; i++)
         o->use_layout[i] = 1;
-    while ((c = getopt(argc, argv, "o:a:H:l:m:i:x:fSNh")) != -1) {
+    while ((c = getopt(argc, argv, "o:a:H:l:m:i:x:fSNTh")) != -1) {
         switch (c) {
         case 'o': {
             int k = 0;
@@ -187,6 +198,9 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case 'N':
             o->nocheck = 1;
+            break;
+        case 'T':
+            o->tuned = 1;
             break;
         case 'h':
             return 1;
@@ -640,6 +654,42 @@ static void print_table(const column_t *cols, int nc, const options_t *o, const 
         printf("#   %-18s %12.1f\n", cols[v].name, cols[v].first_us - cols[v].avg[0]);
 }
 
+/* tuned: its first 100 calls of a size, each after a barrier, the max
+ * over processes of each summed (rank 0's figure). */
+static void first100(column_t *col, const options_t *o, bufs_t *b, long size, int si)
+{
+    double tot = 0;
+    for (int it = 0; it < 100; it++) {
+        if (o->op == OP_BCAST)
+            prepare(col, o, b, size);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double dt = timed_call(col, o, b, size), mx;
+        MPI_Reduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        tot += mx;
+    }
+    col->first100_us[si] = tot * 1e6;
+}
+
+/* tuned against the fastest fixed column, and its exploration cost. */
+static void print_tuned(const column_t *cols, int nc, const options_t *o, int nsizes)
+{
+    const column_t *t = &cols[nc - 1];
+    printf("# tuned: steady state / fastest fixed column; exploration = first 100 calls - 100 x "
+           "tuned's steady state, in %% of 100 calls of the fastest fixed column\n");
+    printf("%-10s %13s %13s %13s %13s %13s\n", "# Size", "tuned", "fastest", "column", "ratio",
+           "explore%");
+    long size = o->min;
+    for (int si = 0; si < nsizes; si++, size *= 2) {
+        int best = 0;
+        for (int v = 1; v < nc - 1; v++)
+            if (cols[v].avg[si] < cols[best].avg[si])
+                best = v;
+        double fb = cols[best].avg[si];
+        printf("%-10ld %13.2f %13.2f %13s %13.3f %13.1f\n", size, t->avg[si], fb, cols[best].name,
+               t->avg[si] / fb, 100.0 * (t->first100_us[si] - 100 * t->avg[si]) / (100 * fb));
+    }
+}
+
 static void run_layout(const place_t *pl, int l, const options_t *o, bufs_t *b, int nsizes)
 {
     MPI_Comm layout;
@@ -669,15 +719,24 @@ static void run_layout(const place_t *pl, int l, const options_t *o, bufs_t *b, 
             scotch_ms[a] = scotch_ms_of_layout;
         }
     }
+    if (o->tuned) {
+        add_col(cols, &nc, "tuned", 0, layout, "auto", nsizes);
+        if (!(cols[nc - 1].first100_us = calloc((size_t)nsizes, sizeof(double))))
+            die("out of memory");
+    }
     long size = o->min;
     int np;
     MPI_Comm_size(layout, &np);
     for (int si = 0; si < nsizes; si++, size *= 2) {
+        if (o->tuned)
+            first100(&cols[nc - 1], o, b, size, si);
         check_size(cols, nc, o, b, size, np, si == 0);
         time_size(cols, nc, o, b, size, si);
     }
     if (rank == 0) {
         print_table(cols, nc, o, layout_names[l], nsizes);
+        if (o->tuned)
+            print_tuned(cols, nc, o, nsizes);
         for (int a = 0; a < o->nalgs; a++)
             if (scotch_ms[a] > 0)
                 printf("#   Scotch mapping of %s's pattern on rank 0: %.1f ms\n", o->algs[a],
@@ -687,7 +746,7 @@ static void run_layout(const place_t *pl, int l, const options_t *o, bufs_t *b, 
     for (int v = 0; v < nc; v++) {
         if (!cols[v].host)
             MPI_Comm_free(&cols[v].comm);
-        free(cols[v].avg), free(cols[v].min), free(cols[v].max);
+        free(cols[v].avg), free(cols[v].min), free(cols[v].max), free(cols[v].first100_us);
     }
     MPI_Comm_free(&layout);
 }

@@ -25,6 +25,7 @@
  */
 typedef enum {
     MPITOPO__FINI_TUNE = 0,     /* coll/neighbor/tune.c: decisions to MPITOPO_TUNING_FILE */
+    MPITOPO__FINI_GTUNE,        /* coll/global/gcoll_tune.c: its section of the same file */
     MPITOPO__FINI_NODEINFO,     /* the node-information cache (frees communicators) */
     MPITOPO__FINI_EMULATION,    /* the emulated machine */
     MPITOPO__FINI_COMM_MACHINE, /* hwloc topology, networks, Slurm state */

@@ -95,4 +95,21 @@ const char *mpitopo__gheur_name(mpitopo__gheur_t h);
  * on comm (by the calling process). MPITOPO_ERR_NOT_FOUND when none ran. */
 int mpitopo__coll_last(MPI_Comm comm, int which, int *alg, int *heur, int *reordered);
 
+/*
+ * For the tests (tests/mpi/gcoll_tune.c): the tuner's state of operation
+ * `which` with `bytes` (as mpitopo__gtune_pick) and class cls on comm:
+ * *explored calls so far, *decided, the decision's *alg and *heur (-1
+ * when undecided), *source 0 measured, 1 the tuning file, 2 a single
+ * candidate. MPITOPO_ERR_NOT_FOUND when there is none. Local.
+ */
+int mpitopo__gtune_state(MPI_Comm comm, int which, long long bytes, int cls, int *explored,
+                         int *decided, int *alg, int *heur, int *source);
+/* For the tests: every timed trial of the global tuner takes times(alg,
+ * heur, arg) seconds on this process instead of its own, a reduction
+ * times(0, 0, arg); NULL restores the clock. Set it alike everywhere. */
+void mpitopo__gtune_test_times(double (*times)(int alg, int heur, void *arg), void *arg);
+/* The finalize hook: rank 0 of MPI_COMM_WORLD writes the global
+ * collectives' decisions (section "collectives" of MPITOPO_TUNING_FILE). */
+void mpitopo__gtune_finalize(void);
+
 #endif

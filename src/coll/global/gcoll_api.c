@@ -170,7 +170,7 @@ static int handed(gstate_t *s, int rc, MPI_Request q, mpitopo_request_t *request
 
 static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                     mpitopo_request_t *request, const char *func)
+                     mpitopo_request_t *request, gtrial_t *tr, const char *func)
 {
     gstate_t *s;
     int rc = begin(comm, request, &s, func);
@@ -200,7 +200,8 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     if ((rc = check_blocks(p, rb, recvcount, func)))
         return rc;
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__gtune_pick(s, &c, MPITOPO__COLL_OP_ALLGATHER, rb, 0, tr, func)))
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_ALLGATHER];
     if (alg == MPITOPO__GA_MPI) {
@@ -299,8 +300,11 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int mpitopo_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
-                     __func__);
+    gtrial_t tr = {NULL, NULL, 0, 0};
+    double t0 = PMPI_Wtime();
+    int rc = allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, &tr,
+                       __func__);
+    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
 }
 
 int mpitopo_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -309,14 +313,14 @@ int mpitopo_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (!request)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "request = NULL");
-    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, NULL,
                      __func__);
 }
 
 /* ---- Broadcast ---- */
 
 static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                 mpitopo_request_t *request, const char *func)
+                 mpitopo_request_t *request, gtrial_t *tr, const char *func)
 {
     gstate_t *s;
     int rc = begin(comm, request, &s, func);
@@ -328,7 +332,8 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
         (rc = check_buf(buf, bytes, type, "buf", func)))
         return rc;
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__gtune_pick(s, &c, MPITOPO__COLL_OP_BCAST, bytes, root, tr, func)))
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_BCAST];
     if (alg == MPITOPO__GA_MPI) {
@@ -357,7 +362,10 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
 
 int mpitopo_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    return bcast(buf, count, type, root, comm, NULL, __func__);
+    gtrial_t tr = {NULL, NULL, 0, 0};
+    double t0 = PMPI_Wtime();
+    int rc = bcast(buf, count, type, root, comm, NULL, &tr, __func__);
+    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
 }
 
 int mpitopo_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
@@ -365,14 +373,14 @@ int mpitopo_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm c
 {
     if (!request)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "request = NULL");
-    return bcast(buf, count, type, root, comm, request, __func__);
+    return bcast(buf, count, type, root, comm, request, NULL, __func__);
 }
 
 /* ---- Gather ---- */
 
 static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  mpitopo_request_t *request, const char *func)
+                  mpitopo_request_t *request, gtrial_t *tr, const char *func)
 {
     gstate_t *s;
     int rc = begin(comm, request, &s, func);
@@ -410,7 +418,8 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     } else if ((rc = check_blocks(p, sb, 0, func)))
         return rc;
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__gtune_pick(s, &c, MPITOPO__COLL_OP_GATHER, sb, root, tr, func)))
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_GATHER];
     if (alg == MPITOPO__GA_MPI) {
@@ -447,8 +456,11 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int mpitopo_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
-                  __func__);
+    gtrial_t tr = {NULL, NULL, 0, 0};
+    double t0 = PMPI_Wtime();
+    int rc = gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
+                    &tr, __func__);
+    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
 }
 
 int mpitopo_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -458,13 +470,13 @@ int mpitopo_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     if (!request)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "request = NULL");
     return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-                  __func__);
+                  NULL, __func__);
 }
 
 /* ---- Allreduce ---- */
 
 static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                     MPI_Comm comm, mpitopo_request_t *request, const char *func)
+                     MPI_Comm comm, mpitopo_request_t *request, gtrial_t *tr, const char *func)
 {
     gstate_t *s;
     int rc = begin(comm, request, &s, func);
@@ -485,7 +497,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     if ((rc = PMPI_Op_commutative(op, &commute)) != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     mpitopo__gconf_t c;
-    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS)
+    if ((rc = mpitopo__gconf_of(comm, &s->conf_cache, &c, func)) != MPITOPO_SUCCESS ||
+        (rc = mpitopo__gtune_pick(s, &c, MPITOPO__COLL_OP_ALLREDUCE, bytes, commute, tr, func)))
         return rc;
     int alg = c.alg[MPITOPO__COLL_OP_ALLREDUCE];
     if (alg == MPITOPO__GA_MPI) {
@@ -520,7 +533,10 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int mpitopo_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                       MPI_Comm comm)
 {
-    return allreduce(sendbuf, recvbuf, count, type, op, comm, NULL, __func__);
+    gtrial_t tr = {NULL, NULL, 0, 0};
+    double t0 = PMPI_Wtime();
+    int rc = allreduce(sendbuf, recvbuf, count, type, op, comm, NULL, &tr, __func__);
+    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
 }
 
 int mpitopo_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
@@ -528,7 +544,7 @@ int mpitopo_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 {
     if (!request)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "request = NULL");
-    return allreduce(sendbuf, recvbuf, count, type, op, comm, request, __func__);
+    return allreduce(sendbuf, recvbuf, count, type, op, comm, request, NULL, __func__);
 }
 
 /* Whether the shim routes a call to mpitopo: the configuration of comm

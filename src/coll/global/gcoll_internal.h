@@ -70,6 +70,10 @@ typedef struct gstate {
     double hier_bytes, hier_cost, flat_cost;
     const struct gorder *hier_flat;
     unsigned char logged[64]; /* (op, alg, heuristic, reordered) lines printed */
+    struct gtune *tune;       /* measured decisions of auto (gcoll_tune.c) */
+    /* Its release, set with it: the state (gcoll_order.c) frees the tuner
+     * without importing gcoll_tune.c, which imports the orders. */
+    void (*tune_free)(struct gtune *t);
 } gstate_t;
 
 /* The logical view of an order, as the builders use it. */
@@ -173,5 +177,31 @@ int mpitopo__gbuild_gather(const gview_t *v, int order, const gblock_t *in, cons
 int mpitopo__gbuild_allreduce(const gview_t *v, const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype type, MPI_Op op, int commute, mpitopo_request_t *req,
                               const char *func);
+
+/* ---- Measured selection of auto (gcoll_tune.c) ---- */
+
+/* One call of the tuner: the signature explored (NULL: not timed), the
+ * candidate's slot, whether its first run on the communicator (not timed). */
+typedef struct gtrial {
+    gstate_t *s;
+    void *entry;
+    int slot, warm;
+} gtrial_t;
+
+/*
+ * The algorithm and heuristic an auto call of op runs: c->alg[op] and
+ * c->heur[op] set to the signature's decision, or (blocking: trial not
+ * NULL) to the candidate to explore, timed (*trial), or left to the model.
+ * bytes: allgather recvcount x size, bcast count x size, gather block
+ * bytes, allreduce count x size; cls: the root (bcast, gather), 1 for a
+ * commutative op (allreduce), else 0. Blocking calls are collective as
+ * their operations; every process sets the same; nonblocking ones local.
+ */
+int mpitopo__gtune_pick(gstate_t *s, mpitopo__gconf_t *c, int op, long long bytes, int cls,
+                        gtrial_t *trial, const char *func);
+/* The blocking call of trial returned rc after seconds: record it (at the
+ * end of a round one allreduce over the communicator, collective).
+ * Returns rc, or the error of the reduction. */
+int mpitopo__gtune_record(const gtrial_t *trial, int rc, double seconds, const char *func);
 
 #endif

@@ -90,6 +90,8 @@ static void state_free(gstate_t *s)
     if (s->host)
         mpitopo__nbr_unref(s->host);
     mpitopo__free(s->node_of_rank);
+    if (s->tune)
+        s->tune_free(s->tune);
     mpitopo__free(s);
 }
 

@@ -6,20 +6,9 @@
  * in turn, timed on each process:
  *
  *   (a candidate's first run on the communicator is not timed: it sets up
- *   connections; it runs again, timed);
- *   round 0: every candidate once; one allreduce (MPI_MAX: the slowest
- *     process's time) and candidates slower than TUNE_EARLY times the best
- *     stop there; then the budget: what round 0 spent on slower candidates
- *     plus what the remaining rounds would spend (their round-0 excess
- *     over the best, once a round), with the two reductions (timed, the
- *     slowest process's time of the last one), must stay within TUNE_BUDGET of
- *     TUNE_HORIZON calls of the best, else the slowest remaining
- *     candidates stop too (all of them, when round 0 alone spent more);
- *   rounds 1 .. TUNE_REPS-1: every remaining candidate once per round;
- *     one allreduce (MPI_MAX) of those times at the end;
- *   the decision: the candidate of least median (over the rounds) of the
- *     slowest process's time; the model's choice stays unless another is
- *     more than TUNE_KEEP faster.
+ *   connections; it runs again, timed); then the rounds, the round-0 cut,
+ *   the budget and the decision of coll/engine/explore.h, which the global
+ *   collectives' tuner (coll/global/gcoll_tune.c) shares.
  *
  * Every process holds the same maxima, hence the same decision: processes
  * never decide locally. Afterwards the signature's calls request the
@@ -44,7 +33,7 @@
  * 0 of MPI_COMM_WORLD writes the decisions back at MPI_Finalize.
  */
 #include "coll/coll_internal.h"
-#include "core/env.h"
+#include "coll/engine/explore.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -53,18 +42,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef MPITOPO_HAVE_JSONC
-#include <json-c/json.h>
-#endif
-
 #define TUNE_MAXC 5      /* candidates: linear, combine, cart, node, mpi */
-#define TUNE_REPS 3      /* trials of every candidate that is not stopped */
 #define TUNE_KEYS 16     /* signatures per communicator */
-#define TUNE_EARLY 1.5   /* after round 0: slower than this times the best stops */
-#define TUNE_BUDGET 0.10 /* exploration: at most this share of ... */
-#define TUNE_HORIZON 100 /* ... this many calls of the best candidate */
-#define TUNE_KEEP 0.03   /* the model's choice stays within this of the best */
-#define TUNE_FILE_MAX (1 << 22)
 
 enum { SRC_MEASURED = 0, SRC_FILE = 1, SRC_SINGLE = 2 };
 
@@ -75,9 +54,8 @@ typedef struct tentry {
     int used, op;
     long long sb, rb;
     int decided, sched, source, model;
-    int ncand, cand[TUNE_MAXC], alive[TUNE_MAXC];
-    int round, pos, explored;
-    double t[TUNE_REPS][TUNE_MAXC]; /* seconds; maxima after each reduction; -1: not run */
+    int ncand, cand[TUNE_MAXC];
+    mpitopo__explore_t x; /* the rounds (coll/engine/explore.c) */
     unsigned long long stamp;
 } tentry_t;
 
@@ -103,22 +81,6 @@ struct mpitopo__tune {
      * exploration budget counts the reductions too. */
     double red_s;
 };
-
-/* ---- Settings ---- */
-
-static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-static int tune_on = 1;
-static const char *tune_path;
-
-static void read_env(void)
-{
-    const char *v = mpitopo__getenv(MPITOPO_ENV_TUNE);
-    if (v && *v && strcmp(v, "off") != 0 && strcmp(v, "on") != 0)
-        mpitopo__log(0, "MPITOPO_TUNE = \"%s\" is not on or off: on", v);
-    tune_on = !(v && strcmp(v, "off") == 0);
-    v = mpitopo__getenv(MPITOPO_ENV_TUNING_FILE);
-    tune_path = v && *v ? v : NULL;
-}
 
 /* The tests' clock (mpitopo__tune_test_times): NULL, the calls' own. */
 static double (*test_times)(int sched, void *arg);
@@ -173,7 +135,7 @@ static void job_add(const struct mpitopo__tune *t, const tentry_t *e)
         for (int s = 0; s <= TUNE_MAXC; s++)
             job_us[njob][s] = -1;
         for (int i = 0; i < e->ncand; i++)
-            job_us[njob][e->cand[i]] = e->t[1][i] * 1e6; /* decide() put the medians there */
+            job_us[njob][e->cand[i]] = e->x.med[i] * 1e6;
         njob++;
     }
     pthread_mutex_unlock(&job_lock);
@@ -210,24 +172,19 @@ static const char *json_str(json_object *o, const char *key)
 static fentry_t *parse_file(const char *text, int *n, char *why, size_t len)
 {
     *n = 0;
-    enum json_tokener_error err;
-    json_object *root = json_tokener_parse_verbose(text, &err), *list;
+    json_object *root, *list;
     fentry_t *out = NULL;
-    const char *s;
-    if (!root) {
-        snprintf(why, len, "does not parse as JSON (%s)", json_tokener_error_desc(err));
+    if (!(root = mpitopo__tunefile_parse(text, mpitopo__host_name(), why, len)))
         return NULL;
-    }
-    if (!json_object_is_type(root, json_type_object) || !(s = json_str(root, "format")) ||
-        strcmp(s, "mpitopo-tuning") != 0 || !json_object_object_get_ex(root, "decisions", &list) ||
-        !json_object_is_type(list, json_type_array)) {
-        snprintf(why, len, "is not an mpitopo tuning file (an object with \"format\": "
-                           "\"mpitopo-tuning\" and a \"decisions\" array)");
+    /* A file of the global collectives' decisions only has no section of ours. */
+    if (!json_object_object_get_ex(root, "decisions", &list)) {
+        out = mpitopo__calloc(1, sizeof *out);
+        if (!out)
+            snprintf(why, len, "out of memory");
         goto done;
     }
-    if (!(s = json_str(root, "host")) || strcmp(s, mpitopo__host_name()) != 0) {
-        snprintf(why, len, "was written for host MPI \"%s\", this job runs \"%s\"",
-                 s ? s : "(none)", mpitopo__host_name());
+    if (!json_object_is_type(list, json_type_array)) {
+        snprintf(why, len, "is not an mpitopo tuning file (\"decisions\" is not an array)");
         goto done;
     }
     size_t m = json_object_array_length(list);
@@ -270,53 +227,17 @@ done:
 }
 #endif
 
-/* The whole file at path (NUL-terminated), or NULL with *why. */
-static char *slurp(const char *path, char *why, size_t len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(why, len, "cannot be read (%s)", strerror(errno));
-        return NULL;
-    }
-    char *buf = mpitopo__malloc(TUNE_FILE_MAX + 1);
-    size_t got = buf ? fread(buf, 1, TUNE_FILE_MAX + 1, f) : 0;
-    fclose(f);
-    if (!buf || got > TUNE_FILE_MAX) {
-        snprintf(why, len, buf ? "is larger than %d bytes" : "out of memory", TUNE_FILE_MAX);
-        mpitopo__free(buf);
-        return NULL;
-    }
-    buf[got] = '\0';
-    return buf;
-}
-
 /* Rank 0 of n's private communicator reads the file, every process gets
  * its text (two broadcasts), parses it and keeps the entries that fit. */
 static int load_file(mpitopo__nbr_t *n, struct mpitopo__tune *t, int rank)
 {
     static int said; /* one line per process for a file it ignores */
+    const char *tune_path = mpitopo__explore_path();
     char why[256] = "";
-    long long len = -1;
     char *text = NULL;
-    if (rank == 0) {
-        text = slurp(tune_path, why, sizeof why);
-        len = text ? (long long)strlen(text) : -1;
-        /* A missing file is the first job's: nothing to say but in verbose mode. */
-        if (!text && errno == ENOENT)
-            why[0] = '\0';
-    }
-    int rc = PMPI_Bcast(&len, 1, MPI_LONG_LONG, 0, n->comm);
-    if (rc == MPI_SUCCESS && len >= 0 && rank != 0 && !(text = mpitopo__malloc((size_t)len + 1)))
-        len = -1; /* then the broadcast below still runs, into a scratch byte */
-    char scratch;
-    if (rc == MPI_SUCCESS && len >= 0)
-        rc = PMPI_Bcast(text ? text : &scratch, text ? (int)len : 0, MPI_CHAR, 0, n->comm);
-    if (rc != MPI_SUCCESS) {
-        mpitopo__free(text);
+    int rc = mpitopo__tunefile_share(n->comm, &text, why, sizeof why);
+    if (rc != MPI_SUCCESS)
         return rc;
-    }
-    if (text)
-        text[len] = '\0';
     if (!text) {
         if (why[0] && !said++)
             mpitopo__log(0, "MPITOPO_TUNING_FILE %s %s: ignored", tune_path, why);
@@ -393,7 +314,7 @@ static int tune_start(mpitopo__nbr_t *n, const char *func)
         snprintf(t->topo, sizeof t->topo, "cart:%dd", n->indegree / 2);
     else
         snprintf(t->topo, sizeof t->topo, "graph:deg%d-%d", -all[1], all[0]);
-    if (tune_path && (rc = load_file(n, t, rank)) != MPI_SUCCESS) {
+    if (mpitopo__explore_path() && (rc = load_file(n, t, rank)) != MPI_SUCCESS) {
         mpitopo__tune_free(t);
         return mpitopo__mpi_result(func, rc);
     }
@@ -459,11 +380,7 @@ static int entry_new(mpitopo__nbr_t *n, int op, long long sb, long long rb, tent
         e->used = 0;
         return rc;
     }
-    for (int i = 0; i < TUNE_MAXC; i++) {
-        e->alive[i] = i < e->ncand;
-        for (int r = 0; r < TUNE_REPS; r++)
-            e->t[r][i] = -1;
-    }
+    mpitopo__explore_init(&e->x, e->ncand);
     if (!from_file(t, e) && e->ncand == 1) {
         e->decided = 1;
         e->sched = e->cand[0];
@@ -477,8 +394,7 @@ int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
                        mpitopo__sched_t *req, mpitopo__trial_t *trial, const char *func)
 {
     *trial = (mpitopo__trial_t){NULL, 0, 0};
-    pthread_once(&env_once, read_env);
-    if (!tune_on || *req != MPITOPO__SCHED_AUTO)
+    if (!mpitopo__explore_on() || *req != MPITOPO__SCHED_AUTO)
         return MPITOPO_SUCCESS;
     tentry_t *e = find(n->tune, op, sb, rb);
     if (form == 0 || (e && e->decided)) {
@@ -498,40 +414,20 @@ int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
     }
     if (form != 1)
         return MPITOPO_SUCCESS; /* persistent, undecided: the model */
-    while (!e->alive[e->pos])
-        e->pos++;
     trial->entry = e;
-    trial->slot = e->pos;
-    trial->warm = !n->tune->warmed[e->cand[e->pos]];
-    *req = (mpitopo__sched_t)e->cand[e->pos];
+    trial->slot = mpitopo__explore_next(&e->x);
+    trial->warm = !n->tune->warmed[e->cand[trial->slot]];
+    *req = (mpitopo__sched_t)e->cand[trial->slot];
     return MPITOPO_SUCCESS;
 }
 
-static double median3(double a, double b, double c)
-{
-    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
-}
-
 /* The decision from the reduced times, and its verbose line. */
-static void decide(mpitopo__nbr_t *n, tentry_t *e)
+static void decide(mpitopo__nbr_t *n, tentry_t *e, int best)
 {
-    double med[TUNE_MAXC] = {0};
-    int best = -1;
-    for (int i = 0; i < e->ncand; i++) {
-        med[i] = e->alive[i] ? median3(e->t[0][i], e->t[1][i], e->t[2][i]) : e->t[0][i];
-        if (e->alive[i] && (best < 0 || med[i] < med[best]))
-            best = i;
-    }
-    if (best < 0)
-        best = 0; /* cannot happen: the best of round 0 is never stopped */
-    /* The model's choice (slot 0) stays unless clearly beaten. */
-    if (e->alive[0] && med[0] <= (1 + TUNE_KEEP) * med[best])
-        best = 0;
+    const double *med = e->x.med;
     e->decided = 1;
     e->sched = e->cand[best];
     e->source = SRC_MEASURED;
-    for (int i = 0; i < e->ncand; i++)
-        e->t[1][i] = med[i]; /* what job_add records */
     job_add(n->tune, e);
     int rank = 0;
     if (mpitopo__verbose() < 1 || PMPI_Comm_rank(n->comm, &rank) != MPI_SUCCESS || rank != 0)
@@ -541,54 +437,10 @@ static void decide(mpitopo__nbr_t *n, tentry_t *e)
     for (int i = 0; i < e->ncand && len < (int)sizeof line; i++)
         len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %.2f us%s", i ? ", " : "",
                         mpitopo__sched_name(e->cand[i]), med[i] * 1e6,
-                        e->alive[i] ? "" : " (stopped after 1 trial)");
+                        e->x.alive[i] ? "" : " (stopped after 1 trial)");
     mpitopo__log(1, "neighbor_%s (blocks %lld/%lld B) tuned over %d calls: %s -> %s (model: %s)",
-                 op_names[e->op], e->sb, e->rb, e->explored, line, mpitopo__sched_name(e->sched),
+                 op_names[e->op], e->sb, e->rb, e->x.explored, line, mpitopo__sched_name(e->sched),
                  mpitopo__sched_name(e->model));
-}
-
-/* After round 0 (e->t[0]: the slowest process's times): stop the
- * candidates slower than TUNE_EARLY times the best, then, while round 0's
- * excess over the best plus the remaining rounds' (each candidate's
- * round-0 excess, once a round) exceeds the budget, the slowest of the
- * others. red: the slowest process's time of one reduction, counted for
- * round 0's and, when trials go on, the last one. Every process holds the
- * same maxima, so stops the same ones. Returns the candidates left. */
-static int round0_cut(tentry_t *e, double red)
-{
-    double best = -1, spent = red;
-    int alive = 0;
-    for (int i = 0; i < e->ncand; i++)
-        if (best < 0 || e->t[0][i] < best)
-            best = e->t[0][i];
-    for (int i = 0; i < e->ncand; i++) {
-        spent += e->t[0][i] - best;
-        alive += e->alive[i] = e->t[0][i] <= TUNE_EARLY * best;
-    }
-    double budget = TUNE_BUDGET * TUNE_HORIZON * best;
-    for (;;) {
-        double plan = red;
-        int worst = -1;
-        for (int i = 0; i < e->ncand; i++)
-            if (e->alive[i] && e->t[0][i] > best) {
-                plan += (TUNE_REPS - 1) * (e->t[0][i] - best);
-                if (worst < 0 || e->t[0][i] > e->t[0][worst])
-                    worst = i;
-            }
-        if (worst < 0 || spent + plan <= budget)
-            return alive;
-        e->alive[worst] = 0;
-        alive--;
-    }
-}
-
-/* MPI_MAX of count doubles over n's private communicator, timed. */
-static int reduce_max(mpitopo__nbr_t *n, const double *in, double *out, int count)
-{
-    double t0 = PMPI_Wtime();
-    int rc = PMPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_MAX, n->comm);
-    n->tune->red_s = PMPI_Wtime() - t0;
-    return rc;
 }
 
 int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
@@ -597,46 +449,18 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
     tentry_t *e = trial->entry;
     if (!e)
         return MPITOPO_SUCCESS;
-    e->explored++;
+    e->x.explored++;
     if (trial->warm) {
         n->tune->warmed[e->cand[trial->slot]] = 1; /* the same candidate runs again, timed */
         return MPITOPO_SUCCESS;
     }
     if (test_times)
         seconds = test_times(e->cand[trial->slot], test_arg);
-    e->t[e->round][trial->slot] = seconds;
-    e->pos = trial->slot + 1;
-    while (e->pos < e->ncand && !e->alive[e->pos])
-        e->pos++;
-    if (e->pos < e->ncand)
-        return MPITOPO_SUCCESS;
-    e->pos = 0;
-    int rc = MPI_SUCCESS;
-    if (e->round == 0) {
-        /* The last slot: the previous reduction's time, for the budget. */
-        double in[TUNE_MAXC + 1], mx[TUNE_MAXC + 1];
-        memcpy(in, e->t[0], sizeof e->t[0]);
-        in[TUNE_MAXC] = test_times ? test_times(MPITOPO__SCHED_AUTO, test_arg) : n->tune->red_s;
-        rc = reduce_max(n, in, mx, TUNE_MAXC + 1);
-        int alive = 0;
-        if (rc == MPI_SUCCESS) {
-            memcpy(e->t[0], mx, sizeof e->t[0]);
-            alive = round0_cut(e, mx[TUNE_MAXC]);
-        }
-        if (rc == MPI_SUCCESS && alive == 1) {
-            for (int i = 0; i < e->ncand; i++)
-                e->t[1][i] = e->t[2][i] = e->t[0][i];
-            decide(n, e);
-        }
-    } else if (e->round == TUNE_REPS - 1) {
-        double mx[TUNE_REPS - 1][TUNE_MAXC];
-        rc = reduce_max(n, &e->t[1][0], &mx[0][0], (TUNE_REPS - 1) * TUNE_MAXC);
-        if (rc == MPI_SUCCESS) {
-            memcpy(e->t[1], mx, sizeof mx);
-            decide(n, e);
-        }
-    }
-    e->round++;
+    double red_in = test_times ? test_times(MPITOPO__SCHED_AUTO, test_arg) : n->tune->red_s;
+    int best = -1, rc = mpitopo__explore_record(&e->x, trial->slot, seconds, n->comm, red_in,
+                                                &n->tune->red_s, &best);
+    if (rc == MPI_SUCCESS && best >= 0)
+        decide(n, e, best);
     return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result(func, rc);
 }
 
@@ -646,7 +470,7 @@ int mpitopo__tune_entry_state(struct mpitopo__tune *t, int op, long long sb, lon
     const tentry_t *e = find(t, op, sb, rb);
     if (!e)
         return MPITOPO_FAIL(MPITOPO_ERR_ARG, "no tuner state for this signature");
-    *explored = e->explored;
+    *explored = e->x.explored;
     *decided = e->decided;
     *sched = e->decided ? e->sched : -1;
     *source = e->source;
@@ -678,15 +502,12 @@ static json_object *entry_json(const fentry_t *f, const double *us)
 
 static void write_file(void)
 {
-    char why[256] = "", tmp[4096];
+    char why[256] = "";
     int nold = 0;
-    char *text = slurp(tune_path, why, sizeof why);
+    char *text = mpitopo__tunefile_slurp(mpitopo__explore_path(), why, sizeof why);
     fentry_t *old = text ? parse_file(text, &nold, why, sizeof why) : NULL;
     mpitopo__free(text);
-    json_object *root = json_object_new_object(), *list = json_object_new_array();
-    json_object_object_add(root, "format", json_object_new_string("mpitopo-tuning"));
-    json_object_object_add(root, "version", json_object_new_int(1));
-    json_object_object_add(root, "host", json_object_new_string(mpitopo__host_name()));
+    json_object *list = json_object_new_array();
     /* Earlier decisions this job did not make again, then this job's (the
      * last of equal keys). */
     for (int i = 0; i < nold; i++) {
@@ -703,28 +524,16 @@ static void write_file(void)
         if (!later)
             json_object_array_add(list, entry_json(&job[j], job_us[j]));
     }
-    json_object_object_add(root, "decisions", list);
     mpitopo__free(old);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", tune_path, (long)getpid());
-    if (json_object_to_file_ext(tmp, root, JSON_C_TO_STRING_PRETTY) != 0 ||
-        rename(tmp, tune_path) != 0) {
-        mpitopo__log(0, "MPITOPO_TUNING_FILE %s could not be written (%s)", tune_path,
-                     strerror(errno));
-        unlink(tmp);
-    } else {
-        mpitopo__log(1, "MPITOPO_TUNING_FILE %s: %d decision(s) of this job written", tune_path,
-                     njob);
-    }
-    json_object_put(root);
+    mpitopo__tunefile_write("decisions", list, mpitopo__host_name(), njob);
 }
 #endif
 
 void mpitopo__tune_finalize(void)
 {
     int rank = -1;
-    pthread_once(&env_once, read_env);
     pthread_mutex_lock(&job_lock);
-    if (tune_on && tune_path && njob > 0 && PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS &&
+    if (mpitopo__explore_on() && mpitopo__explore_path() && njob > 0 && PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS &&
         rank == 0) {
 #ifdef MPITOPO_HAVE_JSONC
         write_file();
