@@ -755,7 +755,7 @@ int mpitopo__combine_pattern(mpitopo__nbr_t *n, const char *func)
 {
     if (n->comb)
         return MPITOPO_SUCCESS;
-    int theta, rc = mpitopo__combine_threshold(n, &theta, func);
+    int theta = 0, rc = mpitopo__combine_threshold(n, &theta, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     pat_t p = {.comm = MPI_COMM_NULL, .theta = theta};
