@@ -11,12 +11,14 @@ the file of the innermost frame over time, where
 
 are not steps: they return before anything else happens. A file is
 *entered* each time the path arrives in it, by a call or by a return. The
-path is cut at the first call into src/map/registry.c (the mapper's
-driver): "before the mapper runs".
+path is cut at the first call of the mapper's driver (mpitopo_map or
+mpitopo_map_network): "before the mapper runs".
 """
 import os
 import subprocess
 import sys
+
+DRIVER = ('mpitopo_map', 'mpitopo_map_network')
 
 
 def main(rec, lib, root):
@@ -31,19 +33,20 @@ def main(rec, lib, root):
                 offs.append(p[2])
     out = subprocess.run(['addr2line', '-f', '-e', lib] + offs, capture_output=True,
                          text=True).stdout.split('\n')
-    files = []
+    files, funcs = [], []
     for i in range(len(offs)):
         where = out[2 * i + 1].split(':')[0]
         files.append(os.path.relpath(where, root) if where.startswith(root) else '?')
+        funcs.append(out[2 * i])
     # The call tree: node = [file, children].
-    top = ['(caller)', []]
+    top = ['(caller)', [], '']
     stack = [top]
     for e in events:
         if e is None:
             if len(stack) > 1:
                 stack.pop()
             continue
-        node = [files[e] if e >= 0 else '?', []]
+        node = [files[e] if e >= 0 else '?', [], funcs[e] if e >= 0 else '?']
         stack[-1][1].append(node)
         stack.append(node)
 
@@ -60,7 +63,7 @@ def main(rec, lib, root):
         for c in node[1]:
             if cut[0]:
                 return
-            if c[0] == 'src/map/registry.c':
+            if c[2] in DRIVER:
                 cut[0] = True
                 return
             if core(c[0]) or c[0] == f_here or stays(c, c[0]):

@@ -4,7 +4,8 @@
 # prog.c (a ring, mpitopo_dist_graph_create_adjacent with reorder = 1) on
 # NP Open MPI processes over emulated nodes, records rank 0's function
 # entries and exits (hook.c) and prints, with path.py, the files the path
-# visits before the mapper runs, in order, and how often each is entered.
+# visits before the mapper runs (mpitopo_map), in order, and how often each
+# is entered.
 #
 # Usage: scripts/callpath/run.sh [BUILD_DIR [NP]]   (default /tmp/mpitopo-callpath, 8)
 set -euo pipefail
