@@ -26,6 +26,8 @@
 #                   dashed where the title says round-robin
 #   neighbor_*.dat  neighbor_*.png: one panel per block, latency against
 #                   message size, one line per column (schedule)
+#   coll_*.dat      coll_*.png: the same, for the global collectives of
+#                   bench/coll (one line per column: mpi, algorithms, tuned)
 #   mapq*.dat       mapq*_cost.png and mapq*_time.png: one panel per case,
 #                   weighted cost (relative to identity) and CPU time against
 #                   the number of processes, one line per mapper; solid:
@@ -237,7 +239,7 @@ mapq_plot() { # FILE
 }
 
 halo_plot
-for f in "$data"/neighbor_*.dat; do
+for f in "$data"/neighbor_*.dat "$data"/coll_*.dat; do
     [ -e "$f" ] && neighbor_plot "$f"
 done
 for f in "$data"/mapq*.dat; do
