@@ -166,7 +166,12 @@ neighbor_plot() { # FILE
             for c in $(awk -v b="$i" '/^# columns:/ { blk++ } /^#/ || NF == 0 { next }
                     blk - 1 == b { for (c = 2; c <= NF; c++) if ($c != "-") has[c] = 1 }
                     END { for (c in has) print c }' "$f" | sort -n); do
-                plots+=("'$f' index $i using 1:$c with linespoints lw 2 pt 7 lc $((c - 1)) title '$(awk -v c="$c" '{ print $c }' <<<"$cols")'")
+                local cname style
+                cname=$(awk -v c="$c" '{ print $c }' <<<"$cols")
+                # tuned (issue 31) drawn apart: black, dashed, open circles, on top.
+                style="lw 2 pt 7 lc $((c - 1))"
+                [ "$cname" = tuned ] && style="lw 3 pt 6 ps 1.5 dt 2 lc 'black'"
+                plots+=("'$f' index $i using 1:$c with linespoints $style title '$cname'")
             done
             (IFS=,; echo "plot ${plots[*]}")
             i=$((i + 1))
