@@ -33,6 +33,24 @@ int bench_parse_sizes(const char *s, long *min, long *max)
     return is_pow2(*min) && is_pow2(*max) && *min <= *max ? 0 : -1;
 }
 
+/* "MIN:MAX:STEP": sizes MIN, MIN*STEP, ... up to MAX (STEP a power of two,
+ * at least 2); "MIN:MAX" or "MAX" as bench_parse_sizes, STEP 2. */
+int bench_parse_sizes_step(const char *s, long *min, long *max, long *step)
+{
+    char buf[64];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    *step = 2;
+    char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (c2) {
+        *c2 = '\0';
+        if (bench_parse_long(c2 + 1, 2, 1L << 20, step) || !is_pow2(*step))
+            return -1;
+    }
+    return bench_parse_sizes(buf, min, max);
+}
+
 int bench_parse_names(const char *s, const char *const *names, const char *const *alias, int n, int *use)
 {
     char buf[256];

@@ -10,6 +10,7 @@ int bench_parse_long(const char *s, long lo, long hi, long *out);
 /* Message sizes "MAX" (1..MAX) or "MIN:MAX", powers of two in [1, 2^26]:
  * 0, else -1 (OSU's -m). */
 int bench_parse_sizes(const char *s, long *min, long *max);
+int bench_parse_sizes_step(const char *s, long *min, long *max, long *step);
 
 /* A comma-separated list of names among names[0..n) (or alias[k], when
  * alias is not NULL): use[k] = 1 for the listed ones, 0 for the others.

@@ -62,7 +62,12 @@
  * first 100 calls of tuned run alone, each after a barrier, and the table
  * of exploration gives their total (max over processes, per call) against
  * 100 calls of tuned's steady state, and the ratio tuned / the fastest
- * fixed column of the same run (mpi included).
+ * fixed column of the same run (mpi included). The exploration is the
+ * excess as a share of the first 100 calls (as bench/neighbor's), against
+ * the slowest process's steady state (the table's "max"; with -i 1 exactly
+ * one call's maximum, like each of the first 100), not the average over
+ * processes, which for gather and bcast is far below the slowest; the
+ * ratio is given both ways (average, and slowest process: ratio-max).
  *
  *   mpirun -n 64 coll [-o allgather] [-a rd,ring] [-H rdmh,rmh,bbmh,bgmh,auto]
  *                     [-l block-bunch,block-scatter,cyclic-bunch,cyclic-scatter]
@@ -96,7 +101,7 @@ typedef struct options {
     int nalgs;
     int use_heur[NHEURS];
     int use_layout[NLAYOUTS];
-    long min, max;
+    long min, max, step; /* sizes min, min*step, ... <= max */
     int iters, warmup, full, scotch, nocheck, tuned;
 } options_t;
 
@@ -129,6 +134,7 @@ static void usage(FILE *f)
             "  -l LIST     layouts among block-bunch,block-scatter,cyclic-bunch,\n"
             "              cyclic-scatter (default all)\n"
             "  -m MIN:MAX  sizes in bytes, powers of two (default 1:65536; -m MAX too)\n"
+            "  -m MIN:MAX:STEP  sizes MIN, MIN*STEP, ... (STEP a power of two; default 2)\n"
             "  -i N        timed iterations per size (default 100)\n"
             "  -x N        warm-up iterations per size (default 10)\n"
             "  -f          full statistics: minimum and maximum over processes too\n"
@@ -177,7 +183,7 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             break;
         case 'm':
-            if (bench_parse_sizes(optarg, &o->min, &o->max))
+            if (bench_parse_sizes_step(optarg, &o->min, &o->max, &o->step))
                 return -1;
             break;
         case 'i':
@@ -603,7 +609,7 @@ static void print_table(const column_t *cols, int nc, const options_t *o, const 
             printf(" %9s-min %9s-max", cols[v].name, cols[v].name);
     printf("\n");
     long size = o->min;
-    for (int si = 0; si < nsizes; si++, size *= 2) {
+    for (int si = 0; si < nsizes; si++, size *= o->step) {
         printf("%-10ld", size);
         for (int v = 0; v < nc; v++)
             printf(" %13.2f", cols[v].avg[si]);
@@ -629,7 +635,7 @@ static void print_table(const column_t *cols, int nc, const options_t *o, const 
             printf(" %13s/%s", "mpi", cols[v].name);
     printf("\n");
     size = o->min;
-    for (int si = 0; si < nsizes; si++, size *= 2) {
+    for (int si = 0; si < nsizes; si++, size *= o->step) {
         printf("%-10ld", size);
         for (int v = 1; v < nc; v++) {
             const char *plus = strchr(cols[v].name, '+');
@@ -674,19 +680,28 @@ static void first100(column_t *col, const options_t *o, bufs_t *b, long size, in
 static void print_tuned(const column_t *cols, int nc, const options_t *o, int nsizes)
 {
     const column_t *t = &cols[nc - 1];
-    printf("# tuned: steady state / fastest fixed column; exploration = first 100 calls - 100 x "
-           "tuned's steady state, in %% of 100 calls of the fastest fixed column\n");
-    printf("%-10s %13s %13s %13s %13s %13s\n", "# Size", "tuned", "fastest", "column", "ratio",
-           "explore%");
+    /* The first 100 calls are summed maxima over processes (one call each,
+     * after a barrier): the steady state they are set against is the
+     * slowest process's (max), not the average over processes, which for
+     * a rooted collective (gather, bcast) is far below the slowest. */
+    printf("# tuned: steady state / fastest fixed column (average over processes, as the table; and "
+           "slowest process); exploration = first 100 calls - 100 x tuned's steady state (slowest "
+           "process), in %% of the first 100 calls\n");
+    printf("%-10s %13s %13s %13s %13s %13s %13s %13s %13s\n", "# Size", "tuned", "fastest", "column",
+           "ratio", "tuned-max", "fastest-max", "ratio-max", "explore%");
     long size = o->min;
-    for (int si = 0; si < nsizes; si++, size *= 2) {
-        int best = 0;
-        for (int v = 1; v < nc - 1; v++)
+    for (int si = 0; si < nsizes; si++, size *= o->step) {
+        int best = 0, bestm = 0;
+        for (int v = 1; v < nc - 1; v++) {
             if (cols[v].avg[si] < cols[best].avg[si])
                 best = v;
-        double fb = cols[best].avg[si];
-        printf("%-10ld %13.2f %13.2f %13s %13.3f %13.1f\n", size, t->avg[si], fb, cols[best].name,
-               t->avg[si] / fb, 100.0 * (t->first100_us[si] - 100 * t->avg[si]) / (100 * fb));
+            if (cols[v].max[si] < cols[bestm].max[si])
+                bestm = v;
+        }
+        double fb = cols[best].avg[si], fm = cols[bestm].max[si], f = t->first100_us[si];
+        printf("%-10ld %13.2f %13.2f %13s %13.3f %13.2f %13.2f %13.3f %13.1f\n", size, t->avg[si], fb,
+               cols[best].name, t->avg[si] / fb, t->max[si], fm, t->max[si] / fm,
+               f > 0 ? 100.0 * (f - 100 * t->max[si]) / f : 0);
     }
 }
 
@@ -727,7 +742,7 @@ static void run_layout(const place_t *pl, int l, const options_t *o, bufs_t *b, 
     long size = o->min;
     int np;
     MPI_Comm_size(layout, &np);
-    for (int si = 0; si < nsizes; si++, size *= 2) {
+    for (int si = 0; si < nsizes; si++, size *= o->step) {
         if (o->tuned)
             first100(&cols[nc - 1], o, b, size, si);
         check_size(cols, nc, o, b, size, np, si == 0);
@@ -767,7 +782,7 @@ int main(int argc, char **argv)
     place_t pl;
     find_place(&pl);
     int nsizes = 0;
-    for (long s = o.min; s <= o.max; s *= 2)
+    for (long s = o.min; s <= o.max; s *= o.step)
         nsizes++;
     /* send: one block (allgather, gather) or the buffer (allreduce) */
     size_t cap = (size_t)nprocs * (size_t)o.max + 16, scap = (size_t)o.max + 16;

@@ -137,7 +137,7 @@ typedef struct variant {
 typedef struct options {
     char topo[1024];
     int ops[2], nops;
-    long min, max;
+    long min, max, step; /* sizes min, min*step, ... <= max */
     int iters, warmup;
     char sched[256];
     int sched_given;
@@ -156,6 +156,7 @@ static void usage(FILE *f)
             "              (default cart:PxP... from MPI_Dims_create in 2-D, radius 1)\n"
             "  -c LIST     operations among allgather,alltoall (default both)\n"
             "  -m MIN:MAX  message sizes in bytes, powers of two (default 1:65536; -m MAX too)\n"
+            "  -m MIN:MAX:STEP  sizes MIN, MIN*STEP, ... (STEP a power of two; default 2)\n"
             "  -i N        timed iterations per size (default 100)\n"
             "  -x N        warm-up iterations per size (default 10)\n"
             "  -f LIST     forms among blocking,nonblocking,persistent (default all)\n"
@@ -235,7 +236,7 @@ static int parse_args(int argc, char **argv, options_t *o)
                 return -1;
             break;
         case 'm':
-            if (bench_parse_sizes(optarg, &o->min, &o->max))
+            if (bench_parse_sizes_step(optarg, &o->min, &o->max, &o->step))
                 return -1;
             break;
         case 'i':
@@ -714,7 +715,7 @@ static void print_table(variant_t *vs, int nv, enum op op, const options_t *o, i
         }
     printf("\n");
     long size = o->min;
-    for (int si = 0; si < nsizes; si++, size *= 2) {
+    for (int si = 0; si < nsizes; si++, size *= o->step) {
         printf("%-10ld", size);
         for (int v = 0; v < nv; v++)
             printf(" %12.2f", vs[v].lat_us[si]);
@@ -765,7 +766,7 @@ static void print_exploration(const variant_t *vs, int nv, const options_t *o, i
                vs[v].name, FIRST_CALLS, FIRST_CALLS);
         printf("%-10s %14s %14s %10s\n", "# Size", "first100", "100xsteady", "excess");
         long size = o->min;
-        for (int si = 0; si < nsizes; si++, size *= 2) {
+        for (int si = 0; si < nsizes; si++, size *= o->step) {
             double f = vs[v].first100_us[si], st = FIRST_CALLS * vs[v].lat_us[si];
             printf("%-10ld %14.1f %14.1f %9.1f%%\n", size, f, st, f > 0 ? 100 * (f - st) / f : 0);
         }
@@ -792,13 +793,13 @@ static void connect_first(variant_t *vs, int nv, enum op op, bufs_t *b, long siz
 static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
 {
     int nsizes = 0;
-    for (long s = o->min; s <= o->max; s *= 2)
+    for (long s = o->min; s <= o->max; s *= o->step)
         nsizes++;
     variant_t vs[MAX_VARIANTS];
     int nv = make_variants(vs, topo, o, nsizes);
     long size = o->min;
     connect_first(vs, nv, op, b, size);
-    for (int si = 0; si < nsizes; si++, size *= 2) {
+    for (int si = 0; si < nsizes; si++, size *= o->step) {
         for (int v = 0; v < nv; v++)
             if (vs[v].form == FORM_PERSISTENT)
                 persistent_init(&vs[v], op, b, size, si == 0);
@@ -865,7 +866,7 @@ static void write_model(const options_t *o, int maxin, int maxout, double ring_u
 {
     int n = 0;
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (long size = o->min; size <= o->max; size *= 2, n++) {
+    for (long size = o->min; size <= o->max; size *= o->step, n++) {
         double x = (double)maxout * size, y = host_allgather_us[n];
         sx += x, sy += y, sxx += x * x, sxy += x * y;
     }

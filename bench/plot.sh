@@ -26,6 +26,8 @@
 #                   dashed where the title says round-robin
 #   neighbor_*.dat  neighbor_*.png: one panel per block, latency against
 #                   message size, one line per column (schedule)
+#   coll_*.dat      coll_*.png: the same, for the global collectives of
+#                   bench/coll (one line per column: mpi, algorithms, tuned)
 #   mapq*.dat       mapq*_cost.png and mapq*_time.png: one panel per case,
 #                   weighted cost (relative to identity) and CPU time against
 #                   the number of processes, one line per mapper; solid:
@@ -164,7 +166,12 @@ neighbor_plot() { # FILE
             for c in $(awk -v b="$i" '/^# columns:/ { blk++ } /^#/ || NF == 0 { next }
                     blk - 1 == b { for (c = 2; c <= NF; c++) if ($c != "-") has[c] = 1 }
                     END { for (c in has) print c }' "$f" | sort -n); do
-                plots+=("'$f' index $i using 1:$c with linespoints lw 2 pt 7 lc $((c - 1)) title '$(awk -v c="$c" '{ print $c }' <<<"$cols")'")
+                local cname style
+                cname=$(awk -v c="$c" '{ print $c }' <<<"$cols")
+                # tuned (issue 31) drawn apart: black, dashed, open circles, on top.
+                style="lw 2 pt 7 lc $((c - 1))"
+                [ "$cname" = tuned ] && style="lw 3 pt 6 ps 1.5 dt 2 lc 'black'"
+                plots+=("'$f' index $i using 1:$c with linespoints $style title '$cname'")
             done
             (IFS=,; echo "plot ${plots[*]}")
             i=$((i + 1))
@@ -237,7 +244,7 @@ mapq_plot() { # FILE
 }
 
 halo_plot
-for f in "$data"/neighbor_*.dat; do
+for f in "$data"/neighbor_*.dat "$data"/coll_*.dat; do
     [ -e "$f" ] && neighbor_plot "$f"
 done
 for f in "$data"/mapq*.dat; do
