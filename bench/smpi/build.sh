@@ -56,9 +56,7 @@ for src in "$root"/src/{core,machine,network,pattern,metrics,map,mpi,coll/engine
   rel=${src#"$root"/src/}
   obj=$out/obj/${rel//\//_}.o
   objs+=("$obj")
-  # Without json-c, src/coll/global/gcoll_tune.c's load_file leaves its
-  # parameter t unused (the CMake build has json-c): a warning, not an error.
-  compile "$src" "$obj" -DMPITOPO_BUILDING -I"$root/src" "${hwloc_cflags[@]}" -Wno-error=unused-parameter &
+  compile "$src" "$obj" -DMPITOPO_BUILDING -I"$root/src" "${hwloc_cflags[@]}" &
   pids+=($!)
   if ((${#pids[@]} >= jobs)); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done

@@ -301,6 +301,7 @@ static int load_file(gstate_t *s, struct gtune *t)
         t->nfile = fit;
     }
 #else
+    (void)t;
     if (s->rank == 0 && !said++)
         mpitopo__log(0, "MPITOPO_TUNING_FILE %s: this mpitopo was built without json-c, tuning "
                         "files are unavailable: ignored", path);
