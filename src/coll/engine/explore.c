@@ -273,4 +273,26 @@ void mpitopo__tunefile_write(const char *key, json_object *list, const char *hos
     }
     json_object_put(root);
 }
+json_object *mpitopo__tunefile_merge(const void *old, int nold, const void *job, int njob, size_t elt,
+                                     int (*same)(const void *a, const void *b),
+                                     json_object *(*json)(const void *entry, int j))
+{
+    const char *o = old, *d = job;
+    json_object *list = json_object_new_array();
+    for (int i = 0; i < nold; i++) {
+        int again = 0;
+        for (int j = 0; j < njob && !again; j++)
+            again = same(o + (size_t)i * elt, d + (size_t)j * elt);
+        if (!again)
+            json_object_array_add(list, json(o + (size_t)i * elt, -1));
+    }
+    for (int j = 0; j < njob; j++) {
+        int later = 0;
+        for (int k = j + 1; k < njob && !later; k++)
+            later = same(d + (size_t)j * elt, d + (size_t)k * elt);
+        if (!later)
+            json_object_array_add(list, json(d + (size_t)j * elt, j));
+    }
+    return list;
+}
 #endif

@@ -89,6 +89,15 @@ json_object *mpitopo__tunefile_parse(const char *text, const char *host, char *w
  * file, rename); ndecisions for the verbose line.
  */
 void mpitopo__tunefile_write(const char *key, json_object *list, const char *host, int ndecisions);
+/*
+ * A section's entries to write (a new array): the earlier entries (old,
+ * nold of elt bytes) that no decision of this job has the key of (same),
+ * then this job's decisions (job, njob), the last of equal keys. json
+ * makes the object of an entry: j its index in job, -1 for an earlier one.
+ */
+json_object *mpitopo__tunefile_merge(const void *old, int nold, const void *job, int njob, size_t elt,
+                                     int (*same)(const void *a, const void *b),
+                                     json_object *(*json)(const void *entry, int j));
 #endif
 
 #endif

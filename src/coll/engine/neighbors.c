@@ -270,11 +270,9 @@ int mpitopo__nbr_lists(MPI_Comm comm, const mpitopo__nbr_layer_t *layer, const c
      * with a topology: the checks below were made when they were cached,
      * and one attribute lookup is all a call in a loop pays. The keyval
      * is invalid before the first entry and after MPI_Finalize. */
-    int k = atomic_load(&fast_keyval), found = 0;
-    if (k != MPI_KEYVAL_INVALID && comm != MPI_COMM_NULL &&
-        PMPI_Comm_get_attr(comm, k, nbr, &found) == MPI_SUCCESS && found)
+    if ((*nbr = mpitopo__nbr_cached(comm)) != NULL)
         return MPITOPO_SUCCESS;
-    int kind, rc = topology_kind(comm, func, &kind);
+    int found = 0, kind, rc = topology_kind(comm, func, &kind);
     if (rc != MPITOPO_SUCCESS)
         return rc;
     pthread_mutex_lock(&nbr_lock);

@@ -300,11 +300,10 @@ static int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int mpitopo_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    gtrial_t tr = {NULL, NULL, 0, 0};
-    double t0 = PMPI_Wtime();
+    gtrial_t tr = {NULL, NULL, 0, 0, 0};
     int rc = allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, &tr,
                        __func__);
-    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
+    return mpitopo__gtune_record(&tr, rc, __func__);
 }
 
 int mpitopo_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -362,10 +361,9 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
 
 int mpitopo_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    gtrial_t tr = {NULL, NULL, 0, 0};
-    double t0 = PMPI_Wtime();
+    gtrial_t tr = {NULL, NULL, 0, 0, 0};
     int rc = bcast(buf, count, type, root, comm, NULL, &tr, __func__);
-    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
+    return mpitopo__gtune_record(&tr, rc, __func__);
 }
 
 int mpitopo_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
@@ -456,11 +454,10 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int mpitopo_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    gtrial_t tr = {NULL, NULL, 0, 0};
-    double t0 = PMPI_Wtime();
+    gtrial_t tr = {NULL, NULL, 0, 0, 0};
     int rc = gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
                     &tr, __func__);
-    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
+    return mpitopo__gtune_record(&tr, rc, __func__);
 }
 
 int mpitopo_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -533,10 +530,9 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int mpitopo_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                       MPI_Comm comm)
 {
-    gtrial_t tr = {NULL, NULL, 0, 0};
-    double t0 = PMPI_Wtime();
+    gtrial_t tr = {NULL, NULL, 0, 0, 0};
     int rc = allreduce(sendbuf, recvbuf, count, type, op, comm, NULL, &tr, __func__);
-    return mpitopo__gtune_record(&tr, rc, PMPI_Wtime() - t0, __func__);
+    return mpitopo__gtune_record(&tr, rc, __func__);
 }
 
 int mpitopo_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,

@@ -181,11 +181,14 @@ int mpitopo__gbuild_allreduce(const gview_t *v, const void *sendbuf, void *recvb
 /* ---- Measured selection of auto (gcoll_tune.c) ---- */
 
 /* One call of the tuner: the signature explored (NULL: not timed), the
- * candidate's slot, whether its first run on the communicator (not timed). */
+ * candidate's slot, whether its first run on the communicator (not timed),
+ * and when the candidate started (set by mpitopo__gtune_pick with a trial
+ * only, so a decided call reads no clock). */
 typedef struct gtrial {
     gstate_t *s;
     void *entry;
     int slot, warm;
+    double t0;
 } gtrial_t;
 
 /*
@@ -199,9 +202,9 @@ typedef struct gtrial {
  */
 int mpitopo__gtune_pick(gstate_t *s, mpitopo__gconf_t *c, int op, long long bytes, int cls,
                         gtrial_t *trial, const char *func);
-/* The blocking call of trial returned rc after seconds: record it (at the
- * end of a round one allreduce over the communicator, collective).
+/* The blocking call of trial returned rc: record its time since trial->t0
+ * (at the end of a round one allreduce over the communicator, collective).
  * Returns rc, or the error of the reduction. */
-int mpitopo__gtune_record(const gtrial_t *trial, int rc, double seconds, const char *func);
+int mpitopo__gtune_record(const gtrial_t *trial, int rc, const char *func);
 
 #endif

@@ -529,7 +529,7 @@ int mpitopo__gtune_pick(gstate_t *s, mpitopo__gconf_t *c, int op, long long byte
                         gtrial_t *trial, const char *func)
 {
     if (trial)
-        *trial = (gtrial_t){NULL, NULL, 0, 0};
+        *trial = (gtrial_t){NULL, NULL, 0, 0, 0};
     if (!mpitopo__explore_on() || c->alg[op] != MPITOPO__GA_AUTO || bytes == 0)
         return MPITOPO_SUCCESS;
     gentry_t *e = find(s->tune, op, bytes, cls);
@@ -549,7 +549,7 @@ int mpitopo__gtune_pick(gstate_t *s, mpitopo__gconf_t *c, int op, long long byte
     if (e->decided)
         return MPITOPO_SUCCESS;
     gcand_t k = e->cand[slot];
-    *trial = (gtrial_t){s, e, slot, !s->tune->warmed[op][k.alg][k.heur]};
+    *trial = (gtrial_t){s, e, slot, !s->tune->warmed[op][k.alg][k.heur], PMPI_Wtime()};
     return MPITOPO_SUCCESS;
 }
 
@@ -572,12 +572,13 @@ static void say(const gstate_t *s, const gentry_t *e)
                  model);
 }
 
-int mpitopo__gtune_record(const gtrial_t *trial, int rc, double seconds, const char *func)
+int mpitopo__gtune_record(const gtrial_t *trial, int rc, const char *func)
 {
     gentry_t *e = trial->entry;
     gstate_t *s = trial->s;
     if (!e || rc != MPITOPO_SUCCESS)
         return rc;
+    double seconds = PMPI_Wtime() - trial->t0;
     struct gtune *t = s->tune;
     gcand_t k = e->cand[trial->slot];
     e->x.explored++;
@@ -647,6 +648,17 @@ static json_object *entry_json(const gfile_t *f, int measured)
     return o;
 }
 
+/* For mpitopo__tunefile_merge: this job's decisions carry their times. */
+static int same_entry(const void *a, const void *b)
+{
+    return same_key(a, b);
+}
+
+static json_object *job_json(const void *f, int j)
+{
+    return entry_json(f, j >= 0);
+}
+
 static void write_file(void)
 {
     char why[256] = "";
@@ -654,23 +666,7 @@ static void write_file(void)
     char *text = mpitopo__tunefile_slurp(mpitopo__explore_path(), why, sizeof why);
     gfile_t *old = text ? parse_file(text, &nold, why, sizeof why) : NULL;
     mpitopo__free(text);
-    json_object *list = json_object_new_array();
-    /* Earlier decisions this job did not make again, then this job's (the
-     * last of equal keys). */
-    for (int i = 0; i < nold; i++) {
-        int again = 0;
-        for (int j = 0; j < njob && !again; j++)
-            again = same_key(&old[i], &job[j]);
-        if (!again)
-            json_object_array_add(list, entry_json(&old[i], 0));
-    }
-    for (int j = 0; j < njob; j++) {
-        int later = 0;
-        for (int k = j + 1; k < njob && !later; k++)
-            later = same_key(&job[j], &job[k]);
-        if (!later)
-            json_object_array_add(list, entry_json(&job[j], 1));
-    }
+    json_object *list = mpitopo__tunefile_merge(old, nold, job, njob, sizeof *job, same_entry, job_json);
     mpitopo__free(old);
     mpitopo__tunefile_write("collectives", list, mpitopo__host_name(), njob);
 }

@@ -500,6 +500,18 @@ static json_object *entry_json(const fentry_t *f, const double *us)
     return o;
 }
 
+/* For mpitopo__tunefile_merge (under job_lock): job_us holds the measured
+ * times of this job's decisions. */
+static int same_entry(const void *a, const void *b)
+{
+    return same_key(a, b);
+}
+
+static json_object *job_json(const void *f, int j)
+{
+    return entry_json(f, j >= 0 ? job_us[j] : NULL);
+}
+
 static void write_file(void)
 {
     char why[256] = "";
@@ -507,23 +519,7 @@ static void write_file(void)
     char *text = mpitopo__tunefile_slurp(mpitopo__explore_path(), why, sizeof why);
     fentry_t *old = text ? parse_file(text, &nold, why, sizeof why) : NULL;
     mpitopo__free(text);
-    json_object *list = json_object_new_array();
-    /* Earlier decisions this job did not make again, then this job's (the
-     * last of equal keys). */
-    for (int i = 0; i < nold; i++) {
-        int again = 0;
-        for (int j = 0; j < njob && !again; j++)
-            again = same_key(&old[i], &job[j]);
-        if (!again)
-            json_object_array_add(list, entry_json(&old[i], NULL));
-    }
-    for (int j = 0; j < njob; j++) {
-        int later = 0;
-        for (int k = j + 1; k < njob && !later; k++)
-            later = same_key(&job[j], &job[k]);
-        if (!later)
-            json_object_array_add(list, entry_json(&job[j], job_us[j]));
-    }
+    json_object *list = mpitopo__tunefile_merge(old, nold, job, njob, sizeof *job, same_entry, job_json);
     mpitopo__free(old);
     mpitopo__tunefile_write("decisions", list, mpitopo__host_name(), njob);
 }
