@@ -910,9 +910,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (missing_schedule()) {
+    const char *missing = missing_schedule();
+    if (missing) {
         fprintf(stderr, "neighbor: the library's schedule \"%s\" has no column in bench/neighbor.c\n",
-                missing_schedule());
+                missing);
         MPI_Finalize();
         return 1;
     }
