@@ -9,7 +9,10 @@
  *     after at most (candidates x (1 + 3)) exploring calls, and no call is
  *     timed after the decision;
  *   - MT_GTUNE=inject: under injected times (mpitopo__gtune_test_times) the
- *     fastest candidate wins when the margins are clear;
+ *     fastest candidate wins when the margins are clear, the model's choice
+ *     does not stay against one 1.5 % faster, a candidate that fails on one
+ *     process is stopped everywhere; with MT_GTUNE_RING=out the distance
+ *     model leaves the ring out at one int, not at 64 KiB;
  *   - MPITOPO_TUNING_FILE: the decisions written (the finalize hook, called
  *     here) are taken by a new communicator without exploring;
  *     MT_GTUNE=corrupt / foreign: the file is ignored with its line;
@@ -37,6 +40,11 @@ static int wrank, wsize, tune_off;
 /* Injected times: one algorithm much faster than all others. */
 static int fast_alg;
 static int seen[GA_COUNT];
+/* Injected times, second kind: every candidate 20 us but fast_alg, near_us;
+ * failed_alg fails on rank 1 (takes 1 us elsewhere). */
+static double near_us;
+static int failed_alg;
+#define FAILED 1e30 /* MPITOPO__EXPLORE_FAILED (src/coll/engine/explore.h) */
 
 static double fake_time(int alg, int heur, void *arg)
 {
@@ -45,6 +53,10 @@ static double fake_time(int alg, int heur, void *arg)
     if (alg == 0)
         return 2e-6; /* a reduction */
     seen[alg] = 1;
+    if (alg == failed_alg)
+        return wrank == 1 ? FAILED : 1e-6;
+    if (near_us > 0)
+        return (alg == fast_alg ? near_us : 20) * 1e-6;
     /* Rank 1 is slower on the MPI call: the slowest process's time decides. */
     double us = alg == fast_alg ? 5 : alg == GA_MPI && wrank == 1 ? 40 : 20 + alg;
     return us * 1e-6;
@@ -158,23 +170,58 @@ static void capture(MPI_Comm c, char *out, size_t len)
     }
 }
 
+/* Blocking allgathers of n ints under the injected times until decided;
+ * the decision, the same on every process. */
+static int injected_run(MPI_Comm c, int n, int *decided)
+{
+    memset(seen, 0, sizeof seen);
+    mpitopo__gtune_test_times(fake_time, NULL);
+    for (int it = 0; it < 40; it++)
+        call(c, OP_ALLGATHER, n, 0, 0, it);
+    mpitopo__gtune_test_times(NULL, NULL);
+    int explored, alg = -1, heur, source;
+    MT_CHECK_RC(mpitopo__gtune_state(c, OP_ALLGATHER, 4LL * n, 0, &explored, decided, &alg, &heur,
+                                     &source));
+    int v[2] = {alg, -alg}, m[2];
+    MPI_Allreduce(v, m, 2, MPI_INT, MPI_MAX, c);
+    MT_CHECK(m[0] == -m[1], "injected, %d ints: processes decided %d .. %d", n, -m[1], m[0]);
+    return alg;
+}
+
 static void injected(MPI_Comm c)
 {
     const int fast[] = {GA_MPI, GA_RING, GA_BRUCK};
+    int decided, alg;
     for (int k = 0; k < 3; k++) {
         fast_alg = fast[k];
-        memset(seen, 0, sizeof seen);
-        mpitopo__gtune_test_times(fake_time, NULL);
-        int n = 100 + k; /* a new signature */
-        for (int it = 0; it < 40; it++)
-            call(c, OP_ALLGATHER, n, 0, 0, it);
-        mpitopo__gtune_test_times(NULL, NULL);
-        int explored, decided, alg, heur, source;
-        MT_CHECK_RC(mpitopo__gtune_state(c, OP_ALLGATHER, 4LL * n, 0, &explored, &decided, &alg,
-                                         &heur, &source));
+        alg = injected_run(c, 100 + k, &decided); /* a new signature each */
         if (seen[fast_alg])
-            MT_CHECK(decided && alg == fast_alg, "injected: fastest %d, decided %d (source %d)",
-                     fast_alg, alg, source);
+            MT_CHECK(decided && alg == fast_alg, "injected: fastest %d, decided %d", fast_alg, alg);
+    }
+    /* The model's choice stays only within 1 %: the host MPI's call 1.5 %
+     * faster than every other candidate wins. */
+    fast_alg = GA_MPI;
+    near_us = 20 / 1.015;
+    alg = injected_run(c, 110, &decided);
+    MT_CHECK(decided && alg == GA_MPI, "injected: mpi 1.5 %% faster, decided %d", alg);
+    /* A candidate failing on one process is never the decision, and the
+     * processes stay in step (no hang, one decision). */
+    near_us = 0;
+    fast_alg = GA_MPI;
+    failed_alg = GA_BRUCK;
+    alg = injected_run(c, 111, &decided);
+    MT_CHECK(decided && seen[GA_BRUCK] && alg != GA_BRUCK,
+             "injected: bruck failed on rank 1 (tried: %d), decided %d", seen[GA_BRUCK], alg);
+    failed_alg = 0;
+    /* MT_GTUNE_RING=out: the ring, far behind under the distance model at
+     * one int, is not a candidate; at 64 KiB blocks (the model's choice) it is. */
+    const char *ring = getenv("MT_GTUNE_RING");
+    if (ring && strcmp(ring, "out") == 0) {
+        injected_run(c, 1, &decided);
+        MT_CHECK(!seen[GA_RING] && seen[GA_BRUCK], "injected, 1 int: ring tried %d, bruck %d",
+                 seen[GA_RING], seen[GA_BRUCK]);
+        injected_run(c, 16384, &decided);
+        MT_CHECK(seen[GA_RING], "injected, 64 KiB: ring not tried");
     }
 }
 

@@ -97,9 +97,12 @@ static int round0_cut(mpitopo__explore_t *x, double red)
         if (best < 0 || x->t[0][i] < best)
             best = x->t[0][i];
     for (int i = 0; i < x->ncand; i++) {
-        spent += x->t[0][i] - best;
-        alive += x->alive[i] = x->t[0][i] <= MPITOPO__EXPLORE_EARLY * best;
+        int failed = x->t[0][i] >= MPITOPO__EXPLORE_FAILED;
+        spent += failed ? 0 : x->t[0][i] - best;
+        alive += x->alive[i] = !failed && x->t[0][i] <= MPITOPO__EXPLORE_EARLY * best;
     }
+    if (!alive) /* every candidate failed: slot 0 */
+        alive = x->alive[0] = 1;
     double budget = MPITOPO__EXPLORE_BUDGET * MPITOPO__EXPLORE_HORIZON * best;
     for (;;) {
         double plan = red;

@@ -20,6 +20,10 @@
  *     times; slot 0 (the model's choice) stays unless another is more than
  *     MPITOPO__EXPLORE_KEEP faster.
  *
+ * A trial that failed on a process is recorded as MPITOPO__EXPLORE_FAILED
+ * seconds (the rounds stay in step): its candidate is stopped everywhere,
+ * and round 0's budget does not count it.
+ *
  * Every process holds the same maxima, hence takes the same decision.
  */
 #ifndef MPITOPO_COLL_ENGINE_EXPLORE_H
@@ -33,7 +37,8 @@
 #define MPITOPO__EXPLORE_EARLY 1.5    /* after round 0: slower than this times the best stops */
 #define MPITOPO__EXPLORE_BUDGET 0.10  /* exploration: at most this share of ... */
 #define MPITOPO__EXPLORE_HORIZON 100  /* ... this many calls of the best candidate */
-#define MPITOPO__EXPLORE_KEEP 0.03    /* the model's choice stays within this of the best */
+#define MPITOPO__EXPLORE_KEEP 0.01    /* the model's choice stays within this of the best */
+#define MPITOPO__EXPLORE_FAILED 1e30  /* the seconds of a trial that failed on a process */
 
 /* The exploration of one signature. */
 typedef struct mpitopo__explore {

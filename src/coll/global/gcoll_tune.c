@@ -36,6 +36,10 @@
 
 #define GT_KEYS 16 /* signatures per communicator */
 #define GT_MAXC MPITOPO__EXPLORE_MAXC
+/* A flat algorithm the distance model puts above this times the cheapest
+ * one is not a candidate (rule_out). Above the neighbourhood tuner's 2 (its
+ * model is fitted on measured times; this one counts distances). */
+#define GT_RULE_OUT 3.0
 
 enum { SRC_MEASURED = 0, SRC_FILE = 1, SRC_SINGLE = 2 };
 
@@ -52,6 +56,7 @@ typedef struct gentry {
     int decided, slot, source;
     int ncand;
     gcand_t cand[GT_MAXC];
+    unsigned ruled_out; /* algorithms (bits 1 << alg) the model left out */
     mpitopo__explore_t x;
     unsigned long long stamp;
 } gentry_t;
@@ -436,11 +441,55 @@ static int model_choice(gstate_t *s, const mpitopo__gconf_t *c, int op, long lon
 }
 
 /*
+ * Leave out of algs[0..*na) the flat algorithms whose distance-model cost
+ * (the cheaper of their orders) exceeds GT_RULE_OUT times the cheapest
+ * one's: the allgather's ring at small blocks, p - 1 stages against
+ * log2 p, whose single trial would cost more than the whole exploration
+ * may. The hierarchical ones and the host MPI's call stay. No cost (the
+ * machine not gathered): none left out. The same on every process.
+ */
+static int rule_out(gstate_t *s, int op, int heur, int root, gentry_t *e, int *algs, int *na,
+                    const char *func)
+{
+    double cost[5], best = -1;
+    for (int i = 0; i < *na; i++) {
+        cost[i] = -1;
+        if (algs[i] == MPITOPO__GA_HIER || algs[i] == MPITOPO__GA_HIERB)
+            continue;
+        gorder_t *o = NULL;
+        int rc = heur == MPITOPO__GH_NONE
+                     ? MPITOPO_SUCCESS
+                     : mpitopo__gstate_order(s, model_alg(op, algs[i]), heur, root, (double)e->bytes,
+                                             &o, func);
+        if (rc == MPITOPO_SUCCESS)
+            rc = mpitopo__gstate_alg_cost(s, o, model_alg(op, algs[i]), (double)e->bytes, &cost[i],
+                                          func);
+        if (rc != MPITOPO_SUCCESS)
+            return rc;
+        if (cost[i] < 0)
+            return MPITOPO_SUCCESS; /* no model: every candidate */
+        if (best < 0 || cost[i] < best)
+            best = cost[i];
+    }
+    int kept = 0;
+    for (int i = 0; i < *na; i++) {
+        if (cost[i] > GT_RULE_OUT * best) {
+            e->ruled_out |= 1u << algs[i];
+            continue;
+        }
+        algs[kept++] = algs[i];
+    }
+    *na = kept;
+    return MPITOPO_SUCCESS;
+}
+
+/*
  * e's candidates: the model's choice first, the host MPI's call, then every
  * algorithm of the operation with the original order and with the
  * configured heuristic's (when it is kept). Ruled out: recursive doubling
  * on a size that is not a power of two, the hierarchical allgathers on one
- * node or one process per node, a reordered non-commutative allreduce.
+ * node or one process per node, a reordered non-commutative allreduce,
+ * and what rule_out leaves out.
  * Collective (orders and plans are made); the same answer everywhere.
  */
 static int candidates(gstate_t *s, const mpitopo__gconf_t *c, gentry_t *e, const char *func)
@@ -470,6 +519,8 @@ static int candidates(gstate_t *s, const mpitopo__gconf_t *c, gentry_t *e, const
     } else {
         algs[na++] = op == MPITOPO__COLL_OP_ALLREDUCE ? MPITOPO__GA_RD : MPITOPO__GA_BINOMIAL;
     }
+    if ((rc = rule_out(s, op, heur, root, e, algs, &na, func)) != MPITOPO_SUCCESS)
+        return rc;
     for (int i = 0; i < na; i++) {
         add(e, (gcand_t){algs[i], MPITOPO__GH_NONE});
         if (heur == MPITOPO__GH_NONE)
@@ -565,33 +616,43 @@ static void say(const gstate_t *s, const gentry_t *e)
         len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %.2f us%s", i ? ", " : "",
                         name, e->x.med[i] * 1e6, e->x.alive[i] ? "" : " (stopped after 1 trial)");
     }
+    char out[96] = "";
+    for (int a = 0, n = 0; a < MPITOPO__GA_COUNT; a++)
+        if (e->ruled_out & (1u << a))
+            n += snprintf(out + n, sizeof out - (size_t)n, "%s%s", n ? ", " : "; left out by the model: ",
+                          mpitopo__galg_name((mpitopo__galg_t)a));
     cand_name(e->cand[0], model, sizeof model);
     cand_name(e->cand[e->slot], win, sizeof win);
-    mpitopo__log(1, "%s (%lld B, %s) tuned over %d calls: %s -> %s (model: %s)", op_names[e->op],
+    mpitopo__log(1, "%s (%lld B, %s) tuned over %d calls: %s -> %s (model: %s%s)", op_names[e->op],
                  e->bytes, class_name(e->op, file_class(e->op, e->cls)), e->x.explored, line, win,
-                 model);
+                 model, out);
 }
 
 int mpitopo__gtune_record(const gtrial_t *trial, int rc, const char *func)
 {
     gentry_t *e = trial->entry;
     gstate_t *s = trial->s;
-    if (!e || rc != MPITOPO_SUCCESS)
+    if (!e)
         return rc;
-    double seconds = PMPI_Wtime() - trial->t0;
+    /* A trial that failed here is recorded too, as failed: the other
+     * processes reduce at the end of the round, so this one must as well,
+     * and the candidate is then stopped everywhere. */
+    double seconds = rc == MPITOPO_SUCCESS ? PMPI_Wtime() - trial->t0 : MPITOPO__EXPLORE_FAILED;
     struct gtune *t = s->tune;
     gcand_t k = e->cand[trial->slot];
     e->x.explored++;
     if (trial->warm) {
         t->warmed[e->op][k.alg][k.heur] = 1; /* runs again, timed */
-        return MPITOPO_SUCCESS;
+        return rc;
     }
-    if (test_times)
+    if (test_times && rc == MPITOPO_SUCCESS)
         seconds = test_times(k.alg, k.heur, test_arg);
     double red_in = test_times ? test_times(0, 0, test_arg) : t->red_s;
     int best = -1;
     int mrc = mpitopo__explore_record(&e->x, trial->slot, seconds, s->user, red_in, &t->red_s,
                                       &best);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
     if (mrc != MPI_SUCCESS)
         return mpitopo__mpi_result(func, mrc);
     if (best >= 0) {

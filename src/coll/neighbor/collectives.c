@@ -8,6 +8,7 @@
  * one `side_t` (coll_internal.h).
  */
 #include "coll/coll_internal.h"
+#include "coll/engine/explore.h"
 
 /* How a call runs: the values of `blocking` of the foundation, plus two.
  * FORM_EXCHANGE: blocking, on the linear schedule, with the blocks a
@@ -335,10 +336,12 @@ static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_requ
     if (!trial.entry)
         return go(n, r, sched, op, send, recv, form, request, func);
     /* A timed trial: every process records it, whatever its call
-     * returned, so that the rounds stay in step everywhere. */
+     * returned, so that the rounds stay in step everywhere; a failed one
+     * as failed, which stops its candidate everywhere. */
     double t0 = PMPI_Wtime();
     rc = go(n, r, sched, op, send, recv, form, request, func);
-    int trc = mpitopo__tune_record(n, &trial, PMPI_Wtime() - t0, func);
+    int trc = mpitopo__tune_record(
+        n, &trial, rc == MPITOPO_SUCCESS ? PMPI_Wtime() - t0 : MPITOPO__EXPLORE_FAILED, func);
     return rc != MPITOPO_SUCCESS ? rc : trc;
 }
 

@@ -454,7 +454,7 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
         n->tune->warmed[e->cand[trial->slot]] = 1; /* the same candidate runs again, timed */
         return MPITOPO_SUCCESS;
     }
-    if (test_times)
+    if (test_times && seconds < MPITOPO__EXPLORE_FAILED)
         seconds = test_times(e->cand[trial->slot], test_arg);
     double red_in = test_times ? test_times(MPITOPO__SCHED_AUTO, test_arg) : n->tune->red_s;
     int best = -1, rc = mpitopo__explore_record(&e->x, trial->slot, seconds, n->comm, red_in,
