@@ -284,6 +284,16 @@ struct mpitopo_request {
      * its first round is posted at once, without waiting for the private
      * communicator. */
     int host_started;
+    /* A persistent request that runs another persistent request of its
+     * own on each start (the tuner's exploration of an _init call,
+     * coll/neighbor/tune.c): pick gives the one to start (local: it may
+     * wait only for a reduction every process posted at an earlier start),
+     * done hears when it completed, with its seconds from the start to the
+     * completion seen and its result. State in ctx. */
+    int (*pick)(struct mpitopo_request *req, struct mpitopo_request **inner);
+    void (*done)(struct mpitopo_request *req, double seconds, int rc);
+    struct mpitopo_request *inner; /* running now */
+    double started_at;
 };
 
 /* Make n's private communicator ready (blocking) and post the first
@@ -641,7 +651,8 @@ typedef struct mpitopo__trial {
  * The schedule an auto call of op with blocks sb, rb requests (*req, left
  * AUTO for the model). form: 1 blocking (may explore: *trial says which
  * candidate runs, timed), 2 persistent (a decision, made from the tuning
- * file if there is one, never explored), 0 nonblocking (an existing
+ * file if there is one; undecided: trial->entry set, slot -1, and the
+ * request explores by its starts, mpitopo__ptune_new), 0 nonblocking (an existing
  * decision only, else the model; local). Blocking and persistent calls are
  * collective as their operations are; every process requests the same.
  */
@@ -653,6 +664,22 @@ int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
  * communicator, and the decision. Collective when *trial is. */
 int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
                          const char *func);
+
+/*
+ * An auto _init call whose signature is undecided (mpitopo__tune_pick set
+ * trial->entry, slot -1): *shell, a persistent request that explores the
+ * candidates by its starts (tune.c), and the candidates' schedules
+ * (cand[0 .. *ncand), at most 5), each of which the caller builds as a
+ * persistent request and hands to mpitopo__ptune_set (slot i).
+ */
+int mpitopo__ptune_new(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, mpitopo_request_t *shell,
+                       int *ncand, int *cand, const char *func);
+void mpitopo__ptune_set(mpitopo_request_t shell, int i, mpitopo_request_t r);
+
+/* For the tests (tests/mpi/tune_persistent.c): r's candidates, its starts
+ * so far that explored, whether it decided and on which schedule (-1:
+ * none). MPITOPO_ERR_ARG when r does not explore. */
+int mpitopo__ptune_state(mpitopo_request_t r, int *ncand, int *explored, int *decided, int *sched);
 
 /* For the tests only (tests/mpi/tune_select.c): the time of every timed
  * trial becomes times(schedule, arg) on this process instead of the

@@ -24,7 +24,8 @@
  * the hooks and imports none of the modules.
  */
 typedef enum {
-    MPITOPO__FINI_TUNE = 0,     /* coll/neighbor/tune.c: decisions to MPITOPO_TUNING_FILE */
+    MPITOPO__FINI_PTUNE = 0,    /* coll/neighbor/tune.c: reductions of freed persistent requests */
+    MPITOPO__FINI_TUNE,         /* coll/neighbor/tune.c: decisions to MPITOPO_TUNING_FILE */
     MPITOPO__FINI_GTUNE,        /* coll/global/gcoll_tune.c: its section of the same file */
     MPITOPO__FINI_NODEINFO,     /* the node-information cache (frees communicators) */
     MPITOPO__FINI_EMULATION,    /* the emulated machine */

@@ -128,41 +128,67 @@ static int reduce_max(MPI_Comm comm, const double *in, double *out, int count, d
     return rc;
 }
 
-int mpitopo__explore_record(mpitopo__explore_t *x, int slot, double seconds, MPI_Comm comm,
-                            double red_in, double *red_out, int *decided)
+int mpitopo__explore_note(mpitopo__explore_t *x, int slot, double seconds)
 {
-    *decided = -1;
-    *red_out = red_in;
     x->t[x->round][slot] = seconds;
     x->pos = slot + 1;
     while (x->pos < x->ncand && !x->alive[x->pos])
         x->pos++;
     if (x->pos < x->ncand)
-        return MPI_SUCCESS;
+        return 0;
     x->pos = 0;
-    int rc = MPI_SUCCESS;
+    if (x->round == 0 || x->round == MPITOPO__EXPLORE_REPS - 1)
+        return 1;
+    x->round++;
+    return 0;
+}
+
+int mpitopo__explore_pack(const mpitopo__explore_t *x, double red_in, double *buf)
+{
     enum { M = MPITOPO__EXPLORE_MAXC, R = MPITOPO__EXPLORE_REPS };
     if (x->round == 0) {
         /* The last slot: the previous reduction's time, for the budget. */
-        double in[M + 1], mx[M + 1];
-        memcpy(in, x->t[0], sizeof x->t[0]);
-        in[M] = red_in;
-        if ((rc = reduce_max(comm, in, mx, M + 1, red_out)) == MPI_SUCCESS) {
-            memcpy(x->t[0], mx, sizeof x->t[0]);
-            if (round0_cut(x, mx[M]) == 1) {
-                for (int i = 0; i < x->ncand; i++)
-                    x->t[1][i] = x->t[2][i] = x->t[0][i];
-                *decided = decide(x);
-            }
+        memcpy(buf, x->t[0], sizeof x->t[0]);
+        buf[M] = red_in;
+        return M + 1;
+    }
+    memcpy(buf, &x->t[1][0], (R - 1) * sizeof x->t[0]);
+    return (R - 1) * M;
+}
+
+int mpitopo__explore_apply(mpitopo__explore_t *x, const double *mx)
+{
+    enum { M = MPITOPO__EXPLORE_MAXC, R = MPITOPO__EXPLORE_REPS };
+    int decided = -1;
+    if (x->round == 0) {
+        memcpy(x->t[0], mx, sizeof x->t[0]);
+        if (round0_cut(x, mx[M]) == 1) {
+            for (int i = 0; i < x->ncand; i++)
+                x->t[1][i] = x->t[2][i] = x->t[0][i];
+            decided = decide(x);
         }
-    } else if (x->round == R - 1) {
-        double mx[R - 1][M];
-        if ((rc = reduce_max(comm, &x->t[1][0], &mx[0][0], (R - 1) * M, red_out)) == MPI_SUCCESS) {
-            memcpy(x->t[1], mx, sizeof mx);
-            *decided = decide(x);
-        }
+    } else {
+        memcpy(x->t[1], mx, (R - 1) * sizeof x->t[0]);
+        decided = decide(x);
     }
     x->round++;
+    return decided;
+}
+
+int mpitopo__explore_record(mpitopo__explore_t *x, int slot, double seconds, MPI_Comm comm,
+                            double red_in, double *red_out, int *decided)
+{
+    *decided = -1;
+    *red_out = red_in;
+    if (!mpitopo__explore_note(x, slot, seconds))
+        return MPI_SUCCESS;
+    double in[MPITOPO__EXPLORE_PACK], mx[MPITOPO__EXPLORE_PACK];
+    int count = mpitopo__explore_pack(x, red_in, in);
+    int rc = reduce_max(comm, in, mx, count, red_out);
+    if (rc == MPI_SUCCESS)
+        *decided = mpitopo__explore_apply(x, mx);
+    else
+        x->round++;
     return rc;
 }
 

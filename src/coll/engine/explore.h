@@ -56,6 +56,26 @@ void mpitopo__explore_init(mpitopo__explore_t *x, int ncand);
 /* The slot of the candidate the next exploring call runs. */
 int mpitopo__explore_next(mpitopo__explore_t *x);
 
+/* The values one round's reduction carries, at most. */
+#define MPITOPO__EXPLORE_PACK                                                                    \
+    ((MPITOPO__EXPLORE_REPS - 1) * MPITOPO__EXPLORE_MAXC > MPITOPO__EXPLORE_MAXC + 1            \
+         ? (MPITOPO__EXPLORE_REPS - 1) * MPITOPO__EXPLORE_MAXC                                   \
+         : MPITOPO__EXPLORE_MAXC + 1)
+
+/*
+ * The steps of mpitopo__explore_record, for a caller that reduces without
+ * blocking (a persistent request's exploration, coll/neighbor/tune.c):
+ * _note records this process's seconds of candidate slot and returns 1
+ * when a reduction is due; _pack puts its values (red_in: the seconds of
+ * this process's previous reduction) into buf (MPITOPO__EXPLORE_PACK
+ * doubles) and returns their count; _apply takes their maxima over the
+ * processes (MPI_MAX) and returns the slot decided, or -1. Every process
+ * must pack and apply the same rounds.
+ */
+int mpitopo__explore_note(mpitopo__explore_t *x, int slot, double seconds);
+int mpitopo__explore_pack(const mpitopo__explore_t *x, double red_in, double *buf);
+int mpitopo__explore_apply(mpitopo__explore_t *x, const double *mx);
+
 /*
  * The timed call of candidate slot took seconds on this process: record
  * it; at the end of a round, one allreduce (MPI_MAX) over comm, collective

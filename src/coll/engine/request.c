@@ -412,8 +412,29 @@ static void enqueue(mpitopo_request_t r)
     r->queued = 1;
 }
 
+/* A request that runs one of its own (pick): start that one. */
+static int start_inner(mpitopo_request_t r)
+{
+    mpitopo_request_t in = NULL;
+    int rc = r->pick(r, &in);
+    if (rc != MPITOPO_SUCCESS)
+        return rc;
+    r->inner = in;
+    r->active = 1;
+    r->started_at = PMPI_Wtime();
+    rc = mpitopo__request_start(in);
+    if (rc != MPITOPO_SUCCESS) {
+        r->done(r, 0, rc);
+        r->inner = NULL;
+        r->active = 0;
+    }
+    return rc;
+}
+
 int mpitopo__request_start(mpitopo_request_t r)
 {
+    if (r->pick)
+        return start_inner(r);
     r->round = 0;
     r->posted = 0;
     r->error = MPITOPO_SUCCESS;
@@ -612,7 +633,16 @@ static int finish(mpitopo_request_t *request, int blocking, int *flag, int relea
         return MPITOPO_FAIL_AS(MPITOPO_ERR_ARG, func, "request = NULL");
     mpitopo_request_t r = *request;
     int done = 1, rc = MPITOPO_SUCCESS;
-    if (r && r->active) {
+    if (r && r->active && r->inner) {
+        /* Persistent, so the inner request is made inactive, not freed. */
+        mpitopo_request_t in = r->inner;
+        rc = finish(&in, blocking, &done, 0, func);
+        if (done || rc != MPITOPO_SUCCESS) {
+            r->done(r, PMPI_Wtime() - r->started_at, rc);
+            r->inner = NULL;
+            r->active = 0;
+        }
+    } else if (r && r->active) {
         /* Another thread's progress pass may be on r this moment. */
         int idle = 0;
         while (!atomic_compare_exchange_weak(&r->busy, &idle, 1)) {

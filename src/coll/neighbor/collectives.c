@@ -296,6 +296,31 @@ static int persistent_checks(side_t *send, side_t *recv, MPI_Comm comm, mpitopo_
     return mpitopo__sched_agree(*n, op, *req, sb, rb, local, func);
 }
 
+/* An undecided auto _init call: every candidate built persistent, behind
+ * one request that explores them by its starts (tune.c). Collective as
+ * make is. */
+static int explore_persistent(mpitopo__nbr_t *n, mpitopo__opkind_t op, const side_t *send,
+                              const side_t *recv, const mpitopo__trial_t *trial,
+                              mpitopo_request_t *request, const char *func)
+{
+    int ncand = 0, cand[MPITOPO__SCHED_MPI + 1];
+    mpitopo_request_t shell = NULL;
+    int rc = mpitopo__ptune_new(n, trial, &shell, &ncand, cand, func);
+    for (int i = 0; i < ncand && rc == MPITOPO_SUCCESS; i++) {
+        mpitopo_request_t r = NULL;
+        int sched;
+        rc = make(n, op, (mpitopo__sched_t)cand[i], send, recv, FORM_PERSISTENT, &r, &sched, func);
+        if (rc == MPITOPO_SUCCESS)
+            mpitopo__ptune_set(shell, i, r);
+    }
+    if (rc != MPITOPO_SUCCESS) {
+        mpitopo__request_release(shell);
+        return rc;
+    }
+    *request = shell;
+    return MPITOPO_SUCCESS;
+}
+
 /* auto measured (tune.c): the schedule this call requests instead, and
  * whether it is a timed trial (blocking calls only; persistent ones take a
  * decision, nonblocking ones one that exists). */
@@ -325,6 +350,8 @@ static int run(side_t *send, side_t *recv, MPI_Comm comm, int form, mpitopo_requ
     mpitopo__trial_t trial = {NULL, 0, 0};
     if (rc == MPITOPO_SUCCESS && req == MPITOPO__SCHED_AUTO)
         rc = tuned(n, op, send, recv, form, &req, &trial, func);
+    if (rc == MPITOPO_SUCCESS && form == FORM_PERSISTENT && trial.entry)
+        return explore_persistent(n, op, send, recv, &trial, request, func);
     mpitopo_request_t r = NULL;
     int sched = MPITOPO__SCHED_LINEAR;
     if (rc == MPITOPO_SUCCESS && form != FORM_PERSISTENT)

@@ -14,7 +14,9 @@
  * never decide locally. Afterwards the signature's calls request the
  * decision by name (its schedule is in the cache from its trials) and
  * nothing is timed. Nonblocking calls use a decision when there is one,
- * else the model; persistent _init calls the same, or the tuning file.
+ * else the model; persistent _init calls the same, or the tuning file, and
+ * without either they explore by their starts (below, "The exploration of
+ * a persistent request").
  *
  * Why the key is (operation, block sizes) and not the full signature of
  * cache.c: which schedule runs must be the same on every process, and a
@@ -412,8 +414,11 @@ int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
         *req = (mpitopo__sched_t)e->sched;
         return MPITOPO_SUCCESS;
     }
-    if (form != 1)
-        return MPITOPO_SUCCESS; /* persistent, undecided: the model */
+    if (form != 1) {
+        trial->entry = e; /* persistent, undecided: explored by its starts */
+        trial->slot = -1;
+        return MPITOPO_SUCCESS;
+    }
     trial->entry = e;
     trial->slot = mpitopo__explore_next(&e->x);
     trial->warm = !n->tune->warmed[e->cand[trial->slot]];
@@ -421,14 +426,10 @@ int mpitopo__tune_pick(mpitopo__nbr_t *n, mpitopo__opkind_t op, long long sb, lo
     return MPITOPO_SUCCESS;
 }
 
-/* The decision from the reduced times, and its verbose line. */
-static void decide(mpitopo__nbr_t *n, tentry_t *e, int best)
+/* The verbose line of a decision (rank 0); what: "" or " (persistent)". */
+static void say(mpitopo__nbr_t *n, const tentry_t *e, const char *what)
 {
     const double *med = e->x.med;
-    e->decided = 1;
-    e->sched = e->cand[best];
-    e->source = SRC_MEASURED;
-    job_add(n->tune, e);
     int rank = 0;
     if (mpitopo__verbose() < 1 || PMPI_Comm_rank(n->comm, &rank) != MPI_SUCCESS || rank != 0)
         return;
@@ -438,9 +439,19 @@ static void decide(mpitopo__nbr_t *n, tentry_t *e, int best)
         len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %.2f us%s", i ? ", " : "",
                         mpitopo__sched_name(e->cand[i]), med[i] * 1e6,
                         e->x.alive[i] ? "" : " (stopped after 1 trial)");
-    mpitopo__log(1, "neighbor_%s (blocks %lld/%lld B) tuned over %d calls: %s -> %s (model: %s)",
-                 op_names[e->op], e->sb, e->rb, e->x.explored, line, mpitopo__sched_name(e->sched),
-                 mpitopo__sched_name(e->model));
+    mpitopo__log(1, "neighbor_%s (blocks %lld/%lld B) tuned over %d %s: %s -> %s (model: %s)",
+                 op_names[e->op], e->sb, e->rb, e->x.explored, *what ? "starts" : "calls", line,
+                 mpitopo__sched_name(e->sched), mpitopo__sched_name(e->model));
+}
+
+/* The decision from the reduced times, and its verbose line. */
+static void decide(mpitopo__nbr_t *n, tentry_t *e, int best)
+{
+    e->decided = 1;
+    e->sched = e->cand[best];
+    e->source = SRC_MEASURED;
+    job_add(n->tune, e);
+    say(n, e, "");
 }
 
 int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, double seconds,
@@ -462,6 +473,213 @@ int mpitopo__tune_record(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, doubl
     if (rc == MPI_SUCCESS && best >= 0)
         decide(n, e, best);
     return rc == MPI_SUCCESS ? MPITOPO_SUCCESS : mpitopo__mpi_result(func, rc);
+}
+
+/* ---- The exploration of a persistent request, by its starts ----
+ *
+ * An undecided auto _init call builds every candidate of its signature as
+ * a persistent request of its own, behind one request (the shell) that
+ * runs one of them on each start (request.c: pick and done). The rounds
+ * are those of the blocking calls (explore.h) on the persistent request's
+ * own bookkeeping; what differs is the reduction: a start is local, and
+ * the completions that end a round are seen in waits and tests at moments
+ * that differ between processes, so the reduction is neither made nor
+ * posted there. The start after a round's last trial posts it (Iallreduce,
+ * on the private communicator, in start order: the same on every process)
+ * and runs the model's choice, untimed; the start after that waits for it
+ * (every process posted it at its previous start) and goes on with what it
+ * decided. The decision stays with the request; the signature's entry
+ * takes it too when no blocking call has explored it yet, so that later
+ * calls and the tuning file have it. A reduction still posted when the
+ * request is freed completes at the next shell's creation or MPI_Finalize
+ * (a nonblocking collective cannot be freed).
+ */
+typedef struct ptune {
+    mpitopo__nbr_t *n;
+    tentry_t *e;  /* the signature's entry at _init, and a copy of it */
+    tentry_t sig; /* (op, sizes, candidates, model) */
+    mpitopo_request_t req[TUNE_MAXC];
+    int warmed[TUNE_MAXC];
+    mpitopo__explore_t x;
+    int slot, timed, due, decided, pending;
+    MPI_Request q;
+    double in[MPITOPO__EXPLORE_PACK], mx[MPITOPO__EXPLORE_PACK];
+    struct ptune *next_orphan;
+} ptune_t;
+
+static pthread_mutex_t orphan_lock = PTHREAD_MUTEX_INITIALIZER;
+static ptune_t *orphans;
+
+static void ptune_release(ptune_t *pt)
+{
+    for (int i = 0; i < TUNE_MAXC; i++)
+        mpitopo__request_release(pt->req[i]);
+    mpitopo__free(pt);
+}
+
+/* Complete the reductions of freed requests: waiting (MPI_Finalize) or
+ * those done already. */
+static void orphans_reap(int wait)
+{
+    pthread_mutex_lock(&orphan_lock);
+    for (ptune_t **at = &orphans; *at;) {
+        ptune_t *pt = *at;
+        int flag = 0;
+        if (wait)
+            PMPI_Wait(&pt->q, MPI_STATUS_IGNORE);
+        else if (PMPI_Test(&pt->q, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag)
+            flag = pt->q == MPI_REQUEST_NULL;
+        if (wait || flag) {
+            *at = pt->next_orphan;
+            mpitopo__free(pt);
+        } else {
+            at = &pt->next_orphan;
+        }
+    }
+    pthread_mutex_unlock(&orphan_lock);
+}
+
+static void orphans_finalize(void)
+{
+    orphans_reap(1);
+}
+
+static void ptune_free(void *ctx)
+{
+    ptune_t *pt = ctx;
+    if (!pt->pending) {
+        ptune_release(pt);
+        return;
+    }
+    for (int i = 0; i < TUNE_MAXC; i++) {
+        mpitopo__request_release(pt->req[i]);
+        pt->req[i] = NULL;
+    }
+    int flag = 0;
+    if (PMPI_Test(&pt->q, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+        mpitopo__free(pt);
+        return;
+    }
+    /* Only a failing MPI could refuse the hook: the request then stays
+     * pending until the process exits. */
+    mpitopo__at_finalize(MPITOPO__FINI_PTUNE, orphans_finalize);
+    pthread_mutex_lock(&orphan_lock);
+    pt->next_orphan = orphans;
+    orphans = pt;
+    pthread_mutex_unlock(&orphan_lock);
+}
+
+static void ptune_decided(ptune_t *pt, int best)
+{
+    pt->decided = 1;
+    pt->slot = best;
+    for (int i = 0; i < pt->sig.ncand; i++)
+        if (i != best) {
+            mpitopo__request_release(pt->req[i]);
+            pt->req[i] = NULL;
+        }
+    tentry_t *e = pt->e;
+    if (e->used && e->op == pt->sig.op && e->sb == pt->sig.sb && e->rb == pt->sig.rb &&
+        !e->decided && e->x.explored == 0) {
+        e->x = pt->x;
+        decide(pt->n, e, best);
+        return;
+    }
+    pt->sig.x = pt->x;
+    pt->sig.sched = pt->sig.cand[best];
+    say(pt->n, &pt->sig, "persistent");
+}
+
+static int ptune_pick(mpitopo_request_t shell, mpitopo_request_t *in)
+{
+    ptune_t *pt = shell->ctx;
+    if (pt->pending) {
+        int rc = PMPI_Wait(&pt->q, MPI_STATUS_IGNORE);
+        pt->pending = 0;
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result("mpitopo_start", rc);
+        int best = mpitopo__explore_apply(&pt->x, pt->mx);
+        if (best >= 0)
+            ptune_decided(pt, best);
+    }
+    pt->timed = 0;
+    if (pt->decided) {
+        *in = pt->req[pt->slot];
+        return MPITOPO_SUCCESS;
+    }
+    pt->x.explored++;
+    if (pt->due) {
+        int count = mpitopo__explore_pack(&pt->x, 0, pt->in);
+        int rc = PMPI_Iallreduce(pt->in, pt->mx, count, MPI_DOUBLE, MPI_MAX, pt->n->comm, &pt->q);
+        if (rc != MPI_SUCCESS)
+            return mpitopo__mpi_result("mpitopo_start", rc);
+        pt->due = 0;
+        pt->pending = 1;
+        *in = pt->req[0];
+        return MPITOPO_SUCCESS;
+    }
+    pt->slot = mpitopo__explore_next(&pt->x);
+    pt->timed = pt->warmed[pt->slot];
+    pt->warmed[pt->slot] = 1;
+    *in = pt->req[pt->slot];
+    return MPITOPO_SUCCESS;
+}
+
+static void ptune_done(mpitopo_request_t shell, double seconds, int rc)
+{
+    ptune_t *pt = shell->ctx;
+    if (!pt->timed)
+        return;
+    if (rc != MPITOPO_SUCCESS)
+        seconds = MPITOPO__EXPLORE_FAILED;
+    else if (test_times)
+        seconds = test_times(pt->sig.cand[pt->slot], test_arg);
+    pt->due = mpitopo__explore_note(&pt->x, pt->slot, seconds);
+}
+
+int mpitopo__ptune_new(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, mpitopo_request_t *shell,
+                       int *ncand, int *cand, const char *func)
+{
+    orphans_reap(0);
+    tentry_t *e = trial->entry;
+    ptune_t *pt = mpitopo__calloc(1, sizeof *pt);
+    mpitopo_request_t r = pt ? mpitopo__request_new(n, 0, 0) : NULL;
+    if (!r) {
+        mpitopo__free(pt);
+        return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for a tuned request");
+    }
+    pt->n = n;
+    pt->e = e;
+    pt->sig = *e;
+    pt->q = MPI_REQUEST_NULL;
+    mpitopo__explore_init(&pt->x, e->ncand);
+    r->persistent = 1;
+    r->pick = ptune_pick;
+    r->done = ptune_done;
+    r->ctx = pt;
+    r->ctx_free = ptune_free;
+    *ncand = e->ncand;
+    memcpy(cand, e->cand, sizeof e->cand);
+    *shell = r;
+    return MPITOPO_SUCCESS;
+}
+
+void mpitopo__ptune_set(mpitopo_request_t shell, int i, mpitopo_request_t r)
+{
+    ptune_t *pt = shell->ctx;
+    pt->req[i] = r;
+}
+
+int mpitopo__ptune_state(mpitopo_request_t r, int *ncand, int *explored, int *decided, int *sched)
+{
+    if (!r || r->pick != ptune_pick)
+        return MPITOPO_FAIL(MPITOPO_ERR_ARG, "not a persistent request exploring its starts");
+    const ptune_t *pt = r->ctx;
+    *ncand = pt->sig.ncand;
+    *explored = pt->x.explored;
+    *decided = pt->decided;
+    *sched = pt->decided ? pt->sig.cand[pt->slot] : -1;
+    return MPITOPO_SUCCESS;
 }
 
 int mpitopo__tune_entry_state(struct mpitopo__tune *t, int op, long long sb, long long rb,
