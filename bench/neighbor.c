@@ -96,7 +96,8 @@ static const schedule_t schedules[] = {
     {"cart", "Cartesian dimension-wise forwarding (cart: topologies)"},
     {"node", "node-aware aggregation (one message per pair of nodes)"},
     {"auto", "the library's own choice"},
-    {"tuned", "auto by measurement (MPITOPO_TUNE, issue 31); its exploration is timed apart"},
+    {"tuned", "auto by measurement (MPITOPO_TUNE, issue 31); its exploration is timed apart "
+              "(tuned-p: by the starts of each size's new request)"},
 };
 #define NSCHEDULES ((int)(sizeof schedules / sizeof schedules[0]))
 
@@ -131,7 +132,7 @@ typedef struct variant {
 #endif
     double first_us, init_us; /* setup: first call / _init (max over ranks) */
     double *lat_us;           /* per size */
-    double *first100_us;      /* tuned, blocking: the first 100 calls of each size */
+    double *first100_us;      /* tuned, tuned-p: the first 100 calls (starts) of each size */
 } variant_t;
 
 typedef struct options {
@@ -639,7 +640,9 @@ static void add_variant(variant_t *vs, int *nv, const char *name, int host, enum
         /* tuned is auto; its column says that MPITOPO_TUNE measures. */
         MPI_Info_set(v->info, "mpitopo_neighbor", strcmp(sched, "tuned") ? sched : "auto");
     }
-    if (!strcmp(name, "tuned") && !(v->first100_us = calloc((size_t)nsizes, sizeof(double))))
+    /* tuned-p: a new request per size, which explores by its starts. */
+    if ((!strcmp(name, "tuned") || !strcmp(name, "tuned-p")) &&
+        !(v->first100_us = calloc((size_t)nsizes, sizeof(double))))
         die("out of memory");
     MPI_Comm_dup_with_info(topo, v->info, &v->comm);
 }
@@ -739,8 +742,9 @@ static void print_table(variant_t *vs, int nv, enum op op, const options_t *o, i
     }
 }
 
-/* tuned: the first 100 calls of a size, each after a barrier, summed over
- * the calls of the slowest rank's time (us): exploration included. */
+/* tuned (tuned-p: the first 100 starts of its request): the first 100
+ * calls of a size, each after a barrier, summed over the calls of the
+ * slowest rank's time (us): exploration included. */
 #define FIRST_CALLS 100
 static void time_first100(variant_t *v, enum op op, bufs_t *b, long size, int si)
 {
@@ -804,7 +808,7 @@ static void run_op(MPI_Comm topo, enum op op, const options_t *o, bufs_t *b)
             if (vs[v].form == FORM_PERSISTENT)
                 persistent_init(&vs[v], op, b, size, si == 0);
         for (int v = 0; v < nv; v++)
-            if (vs[v].first100_us && vs[v].form == FORM_BLOCKING)
+            if (vs[v].first100_us)
                 time_first100(&vs[v], op, b, size, si);
         check_size(vs, nv, op, b, size, si == 0);
         time_size(vs, nv, op, b, size, si, o);
