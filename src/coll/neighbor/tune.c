@@ -499,7 +499,7 @@ typedef struct ptune {
     tentry_t *e;  /* the signature's entry at _init, and a copy of it */
     tentry_t sig; /* (op, sizes, candidates, model) */
     mpitopo_request_t req[TUNE_MAXC];
-    int warmed[TUNE_MAXC];
+    int warmed[TUNE_MAXC]; /* by slot: its first start is behind it */
     mpitopo__explore_t x;
     int slot, timed, due, decided, pending;
     MPI_Request q;
@@ -621,6 +621,7 @@ static int ptune_pick(mpitopo_request_t shell, mpitopo_request_t *in)
     pt->slot = mpitopo__explore_next(&pt->x);
     pt->timed = pt->warmed[pt->slot];
     pt->warmed[pt->slot] = 1;
+    pt->n->tune->warmed[pt->sig.cand[pt->slot]] = 1;
     *in = pt->req[pt->slot];
     return MPITOPO_SUCCESS;
 }
@@ -653,6 +654,10 @@ int mpitopo__ptune_new(mpitopo__nbr_t *n, const mpitopo__trial_t *trial, mpitopo
     pt->sig = *e;
     pt->q = MPI_REQUEST_NULL;
     mpitopo__explore_init(&pt->x, e->ncand);
+    /* A schedule that has run on the communicator (a blocking call, an
+     * earlier request) has its connections: its first start is timed. */
+    for (int i = 0; i < e->ncand; i++)
+        pt->warmed[i] = n->tune->warmed[e->cand[i]];
     r->persistent = 1;
     r->pick = ptune_pick;
     r->done = ptune_done;
