@@ -279,15 +279,14 @@ static int is_pow2(int p)
  */
 /* The distance between the processes of comm (*d) and the leaf of each of
  * its ranks, from the machine cached on comm: MPITOPO_SUCCESS or what
- * mpitopo__comm_machine_cached returned (an MPI error > 0 for the caller
- * to word). */
-static int comm_dist(MPI_Comm comm, mpitopo__coll_dist_t *d, const int **leaf)
+ * mpitopo__comm_machine_cached returned (an MPI error worded for func). */
+static int comm_dist(MPI_Comm comm, mpitopo__coll_dist_t *d, const int **leaf, const char *func)
 {
     const mpitopo_nodeinfo_t *ni;
     const mpitopo_machine_t *m;
     int rc = mpitopo__comm_machine_cached(comm, &ni, &m, leaf);
     if (rc != MPITOPO_SUCCESS)
-        return rc;
+        return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
     const mpitopo_network_t *net = NULL;
     const int *end_node = NULL;
     mpitopo__nodeinfo_network(ni, &net, &end_node);
@@ -322,9 +321,9 @@ static int decide(gstate_t *s, gorder_t *o, mpitopo__coll_alg_t alg, double byte
     }
     mpitopo__coll_dist_t d;
     const int *leaf;
-    int rc = comm_dist(s->user, &d, &leaf);
+    int rc = comm_dist(s->user, &d, &leaf, func);
     if (rc != MPITOPO_SUCCESS)
-        return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+        return rc;
     int *lleaf = mpitopo__malloc_array((size_t)p, 2 * sizeof(int));
     if (!lleaf)
         return MPITOPO_FAIL_AS(MPITOPO_ERR_NOMEM, func, "out of memory for %d leaves", p);
@@ -505,10 +504,10 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
     if (s->nnodes > 1 && minl > 1) {
         mpitopo__coll_dist_t d;
         const int *leaf;
-        rc = comm_dist(s->user, &d, &leaf);
+        rc = comm_dist(s->user, &d, &leaf, func);
         if (rc != MPITOPO_SUCCESS) {
             mpitopo__free(cnt);
-            return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+            return rc;
         }
         double cflat, pcost = 0, cg, cb, cgl, cbl, cl;
         rc = mpitopo__coll_cost((mpitopo__coll_alg_t)flat->alg, &d, p, leaf, flat->old_of_new,
@@ -573,9 +572,9 @@ int mpitopo__gstate_alg_cost(gstate_t *s, const gorder_t *o, int alg, double byt
         return MPITOPO_SUCCESS;
     mpitopo__coll_dist_t d;
     const int *leaf;
-    int rc = comm_dist(s->user, &d, &leaf);
+    int rc = comm_dist(s->user, &d, &leaf, func);
     if (rc != MPITOPO_SUCCESS)
-        return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+        return rc;
     double c0, c1 = -1, perm = 0;
     if (mpitopo__coll_cost((mpitopo__coll_alg_t)alg, &d, s->size, leaf, NULL, bytes, &c0) !=
         MPITOPO_SUCCESS) {
@@ -673,12 +672,12 @@ int mpitopo__gstate_hier(gstate_t *s, int heur_req, int binomial, double bytes,
     if (heur_req != MPITOPO__GH_NONE && p > 2) {
         mpitopo__coll_dist_t d;
         const int *leaf;
-        rc = comm_dist(s->user, &d, &leaf);
+        rc = comm_dist(s->user, &d, &leaf, func);
         if (rc != MPITOPO_SUCCESS) {
             mpitopo__free(h);
             mpitopo__free(mem);
             mpitopo__free(work);
-            return rc < 0 ? rc : mpitopo__mpi_result(func, rc);
+            return rc;
         }
         /* Leaders (the first rank of each node) in the order of their heuristic. */
         int *lead = mpitopo__malloc_array((size_t)nn, sizeof(int));
@@ -727,7 +726,7 @@ int mpitopo__gstate_hier(gstate_t *s, int heur_req, int binomial, double bytes,
     if (heur_req != MPITOPO__GH_NONE && binomial && p > 2) {
         mpitopo__coll_dist_t d;
         const int *leaf;
-        if (comm_dist(s->user, &d, &leaf) == MPITOPO_SUCCESS) {
+        if (comm_dist(s->user, &d, &leaf, func) == MPITOPO_SUCCESS) {
             for (int k = 0; k < nn; k++) {
                 int L = h->first[k + 1] - h->first[k], *b = h->bslot + h->first[k];
                 /* Rank order first (the leader, the lowest rank, stays at 0). */
