@@ -471,7 +471,7 @@ static double run_once(variant_t *v, enum op op, bufs_t *b, long size)
     double t = MPI_Wtime() - t0;
     if (err != MPI_SUCCESS) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s failed at size %ld: error %d (%s)", v->name, size, err,
+        snprintf(msg, sizeof msg, "%.64s failed at size %ld: error %d (%.400s)", v->name, size, err,
                  v->host ? "MPI" : mpitopo_last_error());
         die(msg);
     }
