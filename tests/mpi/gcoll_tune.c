@@ -11,7 +11,7 @@
  *   - MT_GTUNE=inject: under injected times (mpitopo__gtune_test_times) the
  *     fastest candidate wins when the margins are clear, the model's choice
  *     does not stay against one 1.5 % faster, a candidate that fails on one
- *     process is stopped everywhere; with MT_GTUNE_RING=out the distance
+ *     process is stopped everywhere; with MT_GTUNE_RING=out the latency
  *     model leaves the ring out at one int, not at 64 KiB;
  *   - MPITOPO_TUNING_FILE: the decisions written (the finalize hook, called
  *     here) are taken by a new communicator without exploring;
@@ -213,7 +213,7 @@ static void injected(MPI_Comm c)
     MT_CHECK(decided && seen[GA_BRUCK] && alg != GA_BRUCK,
              "injected: bruck failed on rank 1 (tried: %d), decided %d", seen[GA_BRUCK], alg);
     failed_alg = 0;
-    /* MT_GTUNE_RING=out: the ring, far behind under the distance model at
+    /* MT_GTUNE_RING=out: the ring, far behind under the latency model at
      * one int, is not a candidate; at 64 KiB blocks (the model's choice) it is. */
     const char *ring = getenv("MT_GTUNE_RING");
     if (ring && strcmp(ring, "out") == 0) {

@@ -138,14 +138,6 @@ int mpitopo__gstate_order(gstate_t *s, int alg, int heur_req, int root, double b
  * numbers, machine); the answer is kept for the same bytes. */
 int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, int *pays,
                               const char *func);
-/* The distance model's cost of flat algorithm alg (mpitopo__coll_alg_t)
- * for blocks of bytes in the original order, or in o's order (o of alg,
- * NULL: none) with its initComm exchange where that is cheaper: what the
- * tuner compares to leave out candidates the model puts far behind. *cost
- * -1: no cost (the machine not gathered, a model error; the same on every
- * process). Local once the machine is cached. */
-int mpitopo__gstate_alg_cost(gstate_t *s, const gorder_t *o, int alg, double bytes, double *cost,
-                             const char *func);
 /* The hierarchical plan for heuristic heur_req (none: identity; any other:
  * RDMH or RMH over the leaders, BGMH and BBMH inside the nodes when
  * binomial, each kept only when cheaper under the distance model).

@@ -564,37 +564,6 @@ int mpitopo__gstate_hier_pays(gstate_t *s, const gorder_t *flat, double bytes, i
     return MPITOPO_SUCCESS;
 }
 
-int mpitopo__gstate_alg_cost(gstate_t *s, const gorder_t *o, int alg, double bytes, double *cost,
-                             const char *func)
-{
-    *cost = -1;
-    if (!mpitopo__gstate_ready(s, 0))
-        return MPITOPO_SUCCESS;
-    mpitopo__coll_dist_t d;
-    const int *leaf;
-    int rc = comm_dist(s->user, &d, &leaf, func);
-    if (rc != MPITOPO_SUCCESS)
-        return rc;
-    double c0, c1 = -1, perm = 0;
-    if (mpitopo__coll_cost((mpitopo__coll_alg_t)alg, &d, s->size, leaf, NULL, bytes, &c0) !=
-        MPITOPO_SUCCESS) {
-        /* The same on every process (deterministic): no cost, nothing ruled out. */
-        mpitopo__clear_error();
-        return MPITOPO_SUCCESS;
-    }
-    if (o && o->old_of_new && o->alg == alg &&
-        mpitopo__coll_cost((mpitopo__coll_alg_t)alg, &d, s->size, leaf, o->old_of_new, bytes, &c1) ==
-            MPITOPO_SUCCESS &&
-        (alg == MPITOPO__COLL_ALG_ALLGATHER_RING ||
-         mpitopo__coll_perm_cost(&d, s->size, leaf, o->old_of_new, bytes, &perm) == MPITOPO_SUCCESS))
-        c1 += perm;
-    else
-        c1 = -1;
-    mpitopo__clear_error();
-    *cost = c1 >= 0 && c1 < c0 ? c1 : c0;
-    return MPITOPO_SUCCESS;
-}
-
 /* Reorder ranks[0..n) (their leaves: leaf[ranks[j]]) by heuristic h when
  * the cost of alg strictly drops; ranks[0] stays. Returns whether it did.
  * Errors of the heuristic or the cost (the same everywhere) keep the order. */

@@ -7,7 +7,8 @@
  * the hierarchical allgather where the distance model says it pays), the
  * host MPI's own call, and every other algorithm the operation has with
  * the original order and with the reordered one (when the heuristic's
- * order is kept under the cost model; otherwise it is the same candidate).
+ * order is kept under the cost model; otherwise it is the same candidate),
+ * less the flat allgathers the latency model puts far behind (ruled_out).
  * The rounds, the round-0 cut, the budget and the decision are those of
  * the neighbourhood tuner (coll/engine/explore.c); the allreduces run on
  * the user's communicator, inside the blocking call every process makes.
@@ -36,10 +37,6 @@
 
 #define GT_KEYS 16 /* signatures per communicator */
 #define GT_MAXC MPITOPO__EXPLORE_MAXC
-/* A flat algorithm the distance model puts above this times the cheapest
- * one is not a candidate (rule_out). Above the neighbourhood tuner's 2 (its
- * model is fitted on measured times; this one counts distances). */
-#define GT_RULE_OUT 3.0
 
 enum { SRC_MEASURED = 0, SRC_FILE = 1, SRC_SINGLE = 2 };
 
@@ -440,47 +437,42 @@ static int model_choice(gstate_t *s, const mpitopo__gconf_t *c, int op, long lon
     return effective(s, op, alg, heur, root, bytes, out, func);
 }
 
-/*
- * Leave out of algs[0..*na) the flat algorithms whose distance-model cost
- * (the cheaper of their orders) exceeds GT_RULE_OUT times the cheapest
- * one's: the allgather's ring at small blocks, p - 1 stages against
- * log2 p, whose single trial would cost more than the whole exploration
- * may. The hierarchical ones and the host MPI's call stay. No cost (the
- * machine not gathered): none left out. The same on every process.
- */
-static int rule_out(gstate_t *s, int op, int heur, int root, gentry_t *e, int *algs, int *na,
-                    const char *func)
+/* The latency model's prediction (us, mpitopo__model_time: the busiest
+ * process's dependent rounds, messages and bytes) of flat allgather alg on
+ * p processes with blocks of b bytes: every algorithm sends (p - 1) blocks;
+ * recursive doubling and Bruck take ceil(log2 p) rounds of one exchange,
+ * the ring p - 1. The order does not change these counts. */
+static double flat_time(const mpitopo__model_t *m, int alg, int p, double b)
 {
-    double cost[5], best = -1;
-    for (int i = 0; i < *na; i++) {
-        cost[i] = -1;
-        if (algs[i] == MPITOPO__GA_HIER || algs[i] == MPITOPO__GA_HIERB)
-            continue;
-        gorder_t *o = NULL;
-        int rc = heur == MPITOPO__GH_NONE
-                     ? MPITOPO_SUCCESS
-                     : mpitopo__gstate_order(s, model_alg(op, algs[i]), heur, root, (double)e->bytes,
-                                             &o, func);
-        if (rc == MPITOPO_SUCCESS)
-            rc = mpitopo__gstate_alg_cost(s, o, model_alg(op, algs[i]), (double)e->bytes, &cost[i],
-                                          func);
-        if (rc != MPITOPO_SUCCESS)
-            return rc;
-        if (cost[i] < 0)
-            return MPITOPO_SUCCESS; /* no model: every candidate */
-        if (best < 0 || cost[i] < best)
-            best = cost[i];
+    int steps = 0;
+    while ((1 << steps) < p)
+        steps++;
+    double rounds = alg == MPITOPO__GA_RING ? p - 1 : steps;
+    return mpitopo__model_time(m, rounds, 2 * rounds, (p - 1) * b);
+}
+
+/*
+ * Whether the model rules out flat algorithm alg for e: its prediction
+ * (flat_time) exceeds MPITOPO__TUNE_RULE_OUT times the cheapest flat
+ * algorithm's, the neighbourhood tuner's rule. So
+ * the allgather's ring at small blocks (p - 1 rounds against log2 p),
+ * whose single trial would cost more than the whole exploration may, is
+ * not timed; the hierarchical allgathers and the host MPI's call never
+ * are ruled out. A model file that does not read: nothing ruled out. The
+ * same on every process.
+ */
+static int ruled_out(const gstate_t *s, const gentry_t *e, int alg)
+{
+    const mpitopo__model_t *m;
+    if (e->op != MPITOPO__COLL_OP_ALLGATHER ||
+        (alg != MPITOPO__GA_RD && alg != MPITOPO__GA_BRUCK && alg != MPITOPO__GA_RING))
+        return 0;
+    if (mpitopo__model(&m, "auto") != MPITOPO_SUCCESS) {
+        mpitopo__clear_error();
+        return 0;
     }
-    int kept = 0;
-    for (int i = 0; i < *na; i++) {
-        if (cost[i] > GT_RULE_OUT * best) {
-            e->ruled_out |= 1u << algs[i];
-            continue;
-        }
-        algs[kept++] = algs[i];
-    }
-    *na = kept;
-    return MPITOPO_SUCCESS;
+    double b = (double)e->bytes, best = flat_time(m, MPITOPO__GA_BRUCK, s->size, b);
+    return flat_time(m, alg, s->size, b) > MPITOPO__TUNE_RULE_OUT * best;
 }
 
 /*
@@ -489,7 +481,8 @@ static int rule_out(gstate_t *s, int op, int heur, int root, gentry_t *e, int *a
  * configured heuristic's (when it is kept). Ruled out: recursive doubling
  * on a size that is not a power of two, the hierarchical allgathers on one
  * node or one process per node, a reordered non-commutative allreduce,
- * and what rule_out leaves out.
+ * and what ruled_out says (the model's choice too: slot 0 is then the
+ * host MPI's call).
  * Collective (orders and plans are made); the same answer everywhere.
  */
 static int candidates(gstate_t *s, const mpitopo__gconf_t *c, gentry_t *e, const char *func)
@@ -502,7 +495,12 @@ static int candidates(gstate_t *s, const mpitopo__gconf_t *c, gentry_t *e, const
     int rc = model_choice(s, c, op, e->bytes, heur, root, &k, func);
     if (rc != MPITOPO_SUCCESS)
         return rc;
-    add(e, k);
+    /* The size rule's ring where the latency model puts it far behind:
+     * not timed either; the host MPI's call comes first then. */
+    if (ruled_out(s, e, k.alg))
+        e->ruled_out |= 1u << k.alg;
+    else
+        add(e, k);
     add(e, (gcand_t){MPITOPO__GA_MPI, MPITOPO__GH_NONE});
     int algs[5], na = 0;
     if (op == MPITOPO__COLL_OP_ALLGATHER) {
@@ -519,9 +517,11 @@ static int candidates(gstate_t *s, const mpitopo__gconf_t *c, gentry_t *e, const
     } else {
         algs[na++] = op == MPITOPO__COLL_OP_ALLREDUCE ? MPITOPO__GA_RD : MPITOPO__GA_BINOMIAL;
     }
-    if ((rc = rule_out(s, op, heur, root, e, algs, &na, func)) != MPITOPO_SUCCESS)
-        return rc;
     for (int i = 0; i < na; i++) {
+        if (ruled_out(s, e, algs[i])) {
+            e->ruled_out |= 1u << algs[i];
+            continue;
+        }
         add(e, (gcand_t){algs[i], MPITOPO__GH_NONE});
         if (heur == MPITOPO__GH_NONE)
             continue;
