@@ -16,6 +16,7 @@
 #include "mpi/mpi_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,13 @@ typedef struct keys {
 } keys_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint generation = 1; /* counts the changes of any communicator's keys */
+
+unsigned mpitopo__comm_info_generation(void)
+{
+    return atomic_load(&generation);
+}
+
 static keys_t live = {.prev = &live, .next = &live};
 static int keyval = MPI_KEYVAL_INVALID;
 
@@ -162,6 +170,7 @@ int mpitopo__comm_info_set(MPI_Comm comm, MPI_Info info, const char *func)
     if ((rc = keyval_ready()) != MPI_SUCCESS)
         return mpitopo__mpi_result(func, rc);
     keys_t *old = keys_of(comm);
+    atomic_fetch_add(&generation, 1);
     if (info == MPI_INFO_NULL) { /* remove them all */
         if (old)
             keys_unref(old);

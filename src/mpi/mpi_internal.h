@@ -51,6 +51,9 @@ void mpitopo__comm_info_finalize(void);
  */
 int mpitopo__comm_info_set(MPI_Comm comm, MPI_Info info, const char *func);
 int mpitopo__comm_info_get(MPI_Comm comm, const char *key, char *value, int len);
+/* A number that changes whenever mpitopo__comm_info_set runs on any
+ * communicator: what a caller compares to reuse what it read. */
+unsigned mpitopo__comm_info_generation(void);
 /* The value of key in info (up to size - 1 characters; a longer value reads
  * as "(a value of N characters)"), or 0 when absent, info is
  * MPI_INFO_NULL or unreadable. */

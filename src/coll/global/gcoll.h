@@ -76,6 +76,7 @@ typedef struct mpitopo__gconf_cache {
     int mpi_read, mpi_found; /* comm's MPI info, read once */
     char mpi_text[256];
     int valid;
+    unsigned gen;   /* mpitopo__comm_info_generation when conf was taken */
     char text[256]; /* the text parsed (where it came from first) */
     mpitopo__gconf_t conf;
 } mpitopo__gconf_cache_t;

@@ -199,6 +199,13 @@ int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_cache_t *cache, mpitopo__gco
 {
     char v[256], key[260];
     const char *text = NULL, *where = "MPITOPO_COLL";
+    /* No communicator's keys changed since conf was taken (the MPI info
+     * and MPITOPO_COLL are read once): conf holds. */
+    unsigned gen = mpitopo__comm_info_generation();
+    if (cache && cache->valid && cache->gen == gen) {
+        *c = cache->conf;
+        return MPITOPO_SUCCESS;
+    }
     if (mpitopo__comm_info_get(comm, "mpitopo_coll", v, sizeof v)) {
         text = v;
         where = "comm's info key mpitopo_coll";
@@ -226,6 +233,7 @@ int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_cache_t *cache, mpitopo__gco
     snprintf(key, sizeof key, "%c%s", where[0], text ? text : "");
     if (cache && cache->valid && strcmp(cache->text, key) == 0) {
         *c = cache->conf;
+        cache->gen = gen;
         return MPITOPO_SUCCESS;
     }
     int rc = mpitopo__gconf_parse(text, c, where, func);
@@ -233,6 +241,7 @@ int mpitopo__gconf_of(MPI_Comm comm, mpitopo__gconf_cache_t *cache, mpitopo__gco
         memcpy(cache->text, key, strlen(key) + 1); /* fits: checked above */
         cache->conf = *c;
         cache->valid = 1;
+        cache->gen = gen;
     }
     return rc;
 }
