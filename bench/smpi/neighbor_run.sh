@@ -6,7 +6,7 @@
 # own (src/mpi/smpi_compat.h) and the host MPI's columns are left out.
 #
 #   bench/smpi/neighbor_run.sh [-b BUILD] [-H HOSTS] [-c CORES] [-m PLACEMENT] [-N TOPOS]
-#                              [-s SCHEDULES] [-o OVERHEAD] [-f] [-- NEIGHBOR-OPTIONS]
+#                              [-s SCHEDULES] [-o OVERHEAD] [-f] [-C CFG]... [-- NEIGHBOR-OPTIONS]
 #
 #   -b BUILD       output directory of bench/smpi/build.sh (default build/smpi)
 #   -H HOSTS       simulated hosts (default 64)
@@ -18,6 +18,11 @@
 #   -o OVERHEAD    per-message software overhead (SMPI smpi/os, ois, or), in
 #                  seconds (default 1e-6; 0 = SMPI's default, none)
 #   -f             keep SMPI's default bandwidth and latency factors
+#   -C CFG         one more smpirun option --cfg=CFG (repeatable), e.g.
+#                  maxmin/precision:1e-4 where SimGrid's solver aborts with
+#                  "Cannot saturate more a constraint that has no active
+#                  element" (a rounding residue above the default 1e-5:
+#                  cart:8x8x4:2's alltoall at 256 ranks, RESULTS.md 21.9)
 #   NEIGHBOR-OPTIONS  default "-c allgather,alltoall -m 1:1024 -i 1 -x 0 -f blocking"
 #                  (SMPI is deterministic: one timed iteration is exact; the
 #                  tables show the blocking form only)
@@ -38,7 +43,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build/smpi hosts=64 cores=16 placement=block overhead=1e-6 factors=1
 topos="cart:32x32:1 cart:32x32:2 cart:16x8x8:1 cart:16x8x8:2 random:0.0078:1 random:0.029:1"
 scheds="linear combine cart"
-while getopts "b:H:c:m:N:s:o:fh" opt; do
+extra_cfg=()
+while getopts "b:H:c:m:N:s:o:fC:h" opt; do
   case $opt in
   b) build=$OPTARG ;;
   H) hosts=$OPTARG ;;
@@ -48,6 +54,7 @@ while getopts "b:H:c:m:N:s:o:fh" opt; do
   s) scheds=$OPTARG ;;
   o) overhead=$OPTARG ;;
   f) factors=0 ;;
+  C) extra_cfg+=("--cfg=$OPTARG") ;;
   *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -71,6 +78,7 @@ smpi_cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/barrier:ompi_recursivedo
           --log=root.thres:warning --log=smpi_pmpi.thres:error)
 ((factors)) && smpi_cfg+=(--cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1)
 [[ $overhead != 0 ]] && smpi_cfg+=(--cfg=smpi/os:0:$overhead:0 --cfg=smpi/ois:0:$overhead:0 --cfg=smpi/or:0:$overhead:0)
+smpi_cfg+=(${extra_cfg[@]+"${extra_cfg[@]}"})
 outdir=$build/neighbor-runs
 mkdir -p "$outdir"
 
